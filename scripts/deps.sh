@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what building and testing ib_ipoib needs, with apt-get, only if
+# something is missing. A second run checks and does nothing (well under a
+# second). Must run as root when something is missing.
+set -euo pipefail
+
+PKGS=(
+	make gcc perl bc xz-utils cpio zstd kmod util-linux libc-bin iproute2
+	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse
+	qemu-system-x86 busybox-static iputils-ping iperf3 ethtool
+	rdma-core infiniband-diags ibverbs-utils
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] || missing+=("$p")
+done
+
+# The default kernel is the newest installed 6.1 Debian headers; the VM needs
+# the matching image too (linux-headers-amd64 and linux-image-amd64 may have
+# been upgraded separately).
+kver=$(ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | sed 's,.*/linux-headers-,,' |
+       sort -V | tail -n 1 || true)
+if [ -n "$kver" ] && [ ! -e "/boot/vmlinuz-$kver" ]; then
+	missing+=("linux-image-$kver")
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all present${kver:+ (kernel $kver)}"
+	exit 0
+fi
+
+echo "deps: installing: ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: need root to install packages (run: sudo $0)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+
+kver=$(ls -d /usr/src/linux-headers-6.1*-amd64 | sed 's,.*/linux-headers-,,' | sort -V | tail -n 1)
+if [ ! -e "/boot/vmlinuz-$kver" ]; then
+	apt-get install -y -q --no-install-recommends "linux-image-$kver" </dev/null
+fi
+echo "deps: done (kernel $kver)"

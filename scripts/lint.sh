@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make lint: over every .c/.h file of the repository (the driver at the top
+# level and tests/softib/):
+#  1. a clean W=1 build with sparse (C=1 CF=-Wsparse-error) of a fresh copy in
+#     build/<kver>/lint/ (so every file is compiled and checked again);
+#  2. checkpatch.pl --no-tree --strict (flags in .checkpatch.conf) from Debian's
+#     linux-source-6.1, extracted once into build/checkpatch/.
+# Prints every finding as file:line and fails if there is any.
+set -uo pipefail
+. "$(dirname "$0")/../tests/vm/kernel.sh" || exit 1
+cd "$REPO"
+findings=0
+
+# --- 1. W=1 + sparse ---
+LD=$KBUILD_DIR/lint
+rm -rf "$LD"
+mkdir -p "$LD"
+lint_build() {	# lint_build SRCDIR NAME FILES...
+	local src=$1 name=$2 dst=$LD/$2 out rc
+	shift 2
+	mkdir -p "$dst"
+	(cd "$src" && cp -p "$@" "$dst/")
+	out=$(make -C "$KDIR" M="$dst" W=1 C=1 CF=-Wsparse-error modules 2>&1)
+	rc=$?
+	out=$(printf '%s\n' "$out" | sed -e "s,$dst/,${src#"$REPO"}/,g" -e 's,^/,,' \
+		-e "s,^\\(\\.\\./\\)*build/$KVER/lint/$name/,${src#"$REPO"/}/,")
+	if [ $rc != 0 ] || printf '%s\n' "$out" | grep -qE '(warning|error):'; then
+		echo "lint: $name: W=1/sparse findings:"
+		printf '%s\n' "$out" | grep -vE '^(make|  [A-Z]+ |  MODPOST|  LD)' | sed 's/^/  /'
+		findings=$((findings + 1))
+	else
+		echo "lint: $name: W=1 + sparse clean"
+	fi
+}
+if [ -e Kbuild ] && ls ipoib*.c >/dev/null 2>&1; then
+	lint_build "$REPO" ipoib Kbuild $(ls ipoib*.c ipoib*.h 2>/dev/null)
+else
+	echo "lint: ib_ipoib sources absent: W=1/sparse not run for them"
+fi
+if [ -e tests/softib/Kbuild ] && ls tests/softib/*.c >/dev/null 2>&1; then
+	lint_build "$REPO/tests/softib" softib Kbuild $(cd tests/softib && ls ./*.c ./*.h 2>/dev/null)
+else
+	echo "lint: softib sources absent: W=1/sparse not run for them"
+fi
+
+# --- 2. checkpatch ---
+CP=$BUILD/checkpatch/scripts/checkpatch.pl
+if [ ! -e "$CP" ]; then
+	src=/usr/src/linux-source-6.1.tar.xz
+	if [ ! -e "$src" ]; then
+		echo "lint: $src missing (scripts/deps.sh installs linux-source-6.1)" >&2
+		exit 1
+	fi
+	echo "lint: extracting checkpatch.pl from $src (once)"
+	rm -rf "$BUILD/checkpatch.tmp" && mkdir -p "$BUILD/checkpatch.tmp"
+	tar -xJf "$src" -C "$BUILD/checkpatch.tmp" --strip-components=1 --wildcards \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' \
+		'*/Documentation/dev-tools/checkpatch.rst' || exit 1
+	rm -rf "$BUILD/checkpatch" && mv "$BUILD/checkpatch.tmp" "$BUILD/checkpatch"
+fi
+mapfile -t files < <(find . \( -path ./build -o -path ./.git \) -prune -o \
+	-type f \( -name '*.c' -o -name '*.h' \) -print | sed 's,^\./,,' | LC_ALL=C sort)
+if [ ${#files[@]} = 0 ]; then
+	echo "lint: no C files"
+else
+	out=$(perl "$CP" --terse --no-summary -f "${files[@]}" 2>&1)
+	if [ -n "$out" ]; then
+		echo "lint: checkpatch findings (rerun one file with: perl ${CP#"$REPO"/} -f FILE):"
+		printf '%s\n' "$out" | sed 's/^/  /'
+		findings=$((findings + 1))
+	else
+		echo "lint: checkpatch --strict clean over ${#files[@]} files"
+	fi
+fi
+if [ $findings != 0 ]; then
+	echo "lint: FAILED"
+	exit 1
+fi
+echo "lint: clean"

@@ -1,0 +1,233 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side test runner: boots one VM (or two) per case x driver and reports.
+#
+#   tests/run.sh                       all of tests/cases/*.sh on the stock kernel
+#   CASES='softib-*' tests/run.sh      a subset: glob(s) or regex(es) on the case
+#                                      name, separated by ',' or spaces
+#   KERNEL=debug tests/run.sh          on the debug kernel (2 GiB per VM)
+#   tests/run.sh --parse RESULTS NONCE [CONSOLE] [LABEL]
+#                                      only parse one results file (self-test)
+#
+# Env: CASES_DIR (default tests/cases), LOGDIR (default build/logs/<time>-...),
+# EXTRA_RESULTS (a file of "ok - name" / "not ok - name # why" lines from
+# earlier stages, e.g. lint, counted in the totals), NO_BUILD=1 (do not call
+# tests/vm/build.sh), TIMEOUT_SCALE (multiplies every case's timeout).
+# Output: one line per test "ok N case [driver] - name", the guest's dmesg tail
+# for a failed boot, and last exactly one line "N passed, N failed[, N skipped]".
+# Exit status: 0 only if nothing failed and at least one test passed.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+N=0 PASS=0 FAIL=0 SKIP=0
+
+emit() {	# emit STATUS(ok|fail|skip) LABEL NAME [REASON]
+	N=$((N + 1))
+	case $1 in
+	ok) PASS=$((PASS + 1)); echo "ok $N $2 - $3" ;;
+	skip) SKIP=$((SKIP + 1)); echo "ok $N $2 - $3 # SKIP ${4:-}" ;;
+	*) FAIL=$((FAIL + 1)); echo "not ok $N $2 - $3 # ${4:-failed}" ;;
+	esac
+}
+
+# parse_results RESULTS NONCE CONSOLE LABEL QEMU_RC: count one boot's results.
+# Returns 1 if anything in this boot failed.
+parse_results() {
+	local res=$1 nonce=$2 con=$3 label=$4 qrc=${5:-0}
+	local line rest name reason ended=0 clean=0 tests=0 f0=$FAIL why
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%$'\r'}
+		[ $ended = 1 ] && continue	# nothing counts after the end marker
+		case $line in
+		"END $nonce")
+			ended=1 ;;
+		"not ok "*)
+			rest=${line#not ok }
+			rest=${rest#* - }
+			name=${rest%% # *}
+			reason=${rest#"$name"}
+			reason=${reason# # }
+			[ "$name" = "kernel clean" ] && clean=1 || tests=$((tests + 1))
+			emit fail "$label" "$name" "${reason:-failed}" ;;
+		"ok "*" # SKIP"*)
+			rest=${line#ok }
+			rest=${rest#* - }
+			name=${rest%% # SKIP*}
+			reason=${rest#*# SKIP}
+			reason=${reason# }
+			tests=$((tests + 1))
+			emit skip "$label" "$name" "$reason" ;;
+		"ok "*)
+			rest=${line#ok }
+			rest=${rest#* - }
+			name=${rest%% # *}
+			if [ "$name" = "kernel clean" ]; then
+				clean=1
+			else
+				tests=$((tests + 1))
+			fi
+			emit ok "$label" "$name" ;;
+		esac
+	done <"$res"
+	if [ $ended = 0 ]; then
+		if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+			why="VM killed by the hard timeout (${VM_TIMEOUT:-?}s)"
+		elif grep -q 'Kernel panic' "$con" 2>/dev/null; then
+			why="kernel panic: $(grep -m1 -o 'Kernel panic.*' "$con" | tr -d '\r' | cut -c1-160)"
+		else
+			why="VM stopped without the end marker (qemu exit $qrc)"
+		fi
+		emit fail "$label" "boot completed" "$why"
+	else
+		[ $clean = 1 ] || emit fail "$label" "kernel clean" "the kernel check did not report"
+		[ $tests -gt 0 ] || emit fail "$label" "case reported tests" "no test result from the case"
+	fi
+	[ "$FAIL" = "$f0" ]
+}
+
+show_failure() {	# show_failure OUTPREFIX: guest dmesg tail, log paths
+	local con=$1.console
+	echo "#   --- $(basename "$1"): guest log tail ($con) ---"
+	if grep -q '^--- dmesg tail ---' "$con" 2>/dev/null; then
+		sed -n '/^--- dmesg tail ---/,/^--- end of dmesg tail ---/p' "$con" | tr -d '\r' |
+			grep -v '^--- ' | tail -n 40 | sed 's/^/#   /'
+	else
+		tr -d '\r' <"$con" 2>/dev/null | tail -n 40 | sed 's/^/#   /'
+	fi
+	[ -s "$1.qemu" ] && sed 's/^/#   qemu: /' "$1.qemu" | tail -n 5
+}
+
+summary() {
+	local s="$PASS passed, $FAIL failed"
+	[ -n "${RUN_T0:-}" ] && echo "# total time $(($(date +%s) - RUN_T0)) s"
+	[ "$SKIP" -gt 0 ] && s="$s, $SKIP skipped"
+	echo "$s"
+	[ "$FAIL" = 0 ] && [ "$PASS" -gt 0 ]
+}
+
+if [ "${1:-}" = "--parse" ]; then
+	parse_results "$2" "$3" "${4:-/dev/null}" "${5:-parse}" 0
+	summary
+	exit
+fi
+
+. "$HERE/vm/kernel.sh" || exit 1
+. "$HERE/vm/qemu.sh"
+
+CASES_DIR=${CASES_DIR:-$REPO/tests/cases}
+CASES_DIR=$(cd "$CASES_DIR" && pwd)
+GUEST_DIR=${CASES_DIR#"$REPO"/tests/}
+LOGDIR=${LOGDIR:-$BUILD/logs/$(date +%Y%m%d-%H%M%S)-$KERNEL-$$}
+mkdir -p "$LOGDIR"
+
+if [ -n "${EXTRA_RESULTS:-}" ] && [ -e "$EXTRA_RESULTS" ]; then
+	while IFS= read -r line; do
+		case $line in
+		"not ok"*) x=${line#*- }; emit fail "host" "${x%% # *}" "${x#*# }" ;;
+		"ok"*"# SKIP"*) x=${line#*- }; emit skip "host" "${x%% # *}" "${x#*# SKIP }" ;;
+		"ok"*) x=${line#*- }; emit ok "host" "$x" ;;
+		esac
+	done <"$EXTRA_RESULTS"
+fi
+
+if [ -n "$KERNEL_SKIP" ]; then
+	emit skip "all [$KERNEL]" "VM suite" "$KERNEL_SKIP"
+	summary
+	exit
+fi
+
+# case_matches NAME: does NAME match $CASES (globs or regexes, ',' or ' ')?
+case_matches() {
+	local p
+	[ -z "${CASES:-}" ] && return 0
+	for p in ${CASES//,/ }; do
+		# shellcheck disable=SC2053
+		[[ $1 == $p ]] && return 0
+		[[ $1 =~ ^($p)$ ]] 2>/dev/null && return 0
+	done
+	return 1
+}
+
+hdr() {	# hdr FILE KEY: value of "# KEY: value" in the first 30 lines
+	sed -n "1,30{s/^# *$2: *//p}" "$1" | head -n 1 | sed 's/[[:space:]]*#.*//; s/[[:space:]]*$//'
+}
+
+selected=()
+for f in "$CASES_DIR"/*.sh; do
+	[ -e "$f" ] || continue
+	name=$(basename "$f" .sh)
+	case_matches "$name" && selected+=("$f")
+done
+if [ ${#selected[@]} = 0 ]; then
+	echo "run: no case in ${CASES_DIR#"$REPO"/} matches '${CASES:-}'" >&2
+	emit fail "run" "cases selected" "no case matches '${CASES:-}'"
+	summary
+	exit 1
+fi
+
+if [ "${NO_BUILD:-0}" != 1 ]; then
+	# A module that fails to build is reported and left out; the cases
+	# still run (those needing it skip or fail on their own).
+	ALLOW_MISSING=${ALLOW_MISSING:-1} "$HERE/vm/build.sh" >"$LOGDIR/build.log" 2>&1 || {
+		sed 's/^/#   /' "$LOGDIR/build.log" | tail -n 30
+		emit fail "build" "modules build for $KVER" "see ${LOGDIR#"$REPO"/}/build.log"
+	}
+fi
+INITRD=$LOGDIR/initrd
+: "${RUN_T0:=$(date +%s)}"
+t0=$(date +%s.%N)
+"$HERE/vm/mkinitramfs.sh" "$INITRD" || {
+	emit fail "build" "initramfs for $KVER" "mkinitramfs failed"
+	summary
+	exit 1
+}
+have_ours=0 have_softib=0
+[ -e "$KBUILD_DIR/ipoib/ib_ipoib.ko" ] && have_ours=1
+[ -e "$KBUILD_DIR/softib/softib.ko" ] && have_softib=1
+printf '# kernel %s (%s), initramfs %s KiB in %.1f s, ours: %s, softib: %s, logs: %s\n' \
+	"$KVER" "$KERNEL" $(($(stat -c %s "$INITRD") / 1024)) \
+	"$(echo "$(date +%s.%N) - $t0" | bc)" \
+	"$([ $have_ours = 1 ] && echo built || echo 'not built')" \
+	"$([ $have_softib = 1 ] && echo built || echo 'not built')" "${LOGDIR#"$REPO"/}"
+
+for f in "${selected[@]}"; do
+	name=$(basename "$f" .sh)
+	drivers=$(hdr "$f" drivers)
+	vms=$(hdr "$f" vms)
+	tmo=$(hdr "$f" timeout)
+	: "${drivers:=ours}" "${vms:=1}" "${tmo:=300}"
+	tmo=$((tmo * ${TIMEOUT_SCALE:-1}))
+	[ "$KERNEL" = debug ] && tmo=$((tmo * ${DEBUG_TIMEOUT_SCALE:-3}))
+	for d in $drivers; do
+		d0=${d%%/*}
+		d1=${d#*/}
+		label="$name [$d]"
+		if [ "$vms" = 1 ] && [ "$d0" != "$d" ]; then
+			emit fail "$label" "case header" "driver pair '$d' needs '# vms: 2'"
+			continue
+		fi
+		if [ $have_ours = 0 ] && { [ "$d0" = ours ] || { [ "$vms" = 2 ] && [ "$d1" = ours ]; }; }; then
+			emit skip "$label" "all" "our ib_ipoib.ko is not built (no driver sources yet)"
+			continue
+		fi
+		out=$LOGDIR/$name.${d//\//-}
+		nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+		common="CASE_FILE=$GUEST_DIR/$name CASE_NAME=$name VM_COUNT=$vms TEST_NONCE=$nonce"
+		tb=$(date +%s)
+		VM_TIMEOUT=$tmo vm_boot "$vms" "$INITRD" "$out" \
+			"$common VM_ID=0 IPOIB_DRIVER=$d0" "$common VM_ID=1 IPOIB_DRIVER=$d1"
+		ok_all=1
+		for i in $(seq 0 $((vms - 1))); do
+			l=$label
+			[ "$vms" = 2 ] && l="$label vm$i"
+			VM_TIMEOUT=$tmo parse_results "$out.vm$i.results" "$nonce" "$out.vm$i.console" "$l" \
+				"$(cat "$out.vm$i.rc" 2>/dev/null)" || {
+				ok_all=0
+				show_failure "$out.vm$i"
+			}
+		done
+		echo "# $label: $(($(date +%s) - tb)) s$([ $ok_all = 1 ] || echo ", logs: ${out#"$REPO"/}.vm*")"
+	done
+done
+summary

@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runner self-test: proves that tests/run.sh cannot pass a failing case.
+#  1. Parser checks on hand-made results files (no VM): a stale or forged end
+#     marker, a missing end marker, a missing kernel check, an empty file.
+#  2. The cases in tests/selftest/cases/ booted for real: pass.sh must pass;
+#     every fail-*.sh must be reported as failed for its own reason (a failed
+#     test, no end marker, a WARNING in dmesg, a taint, a crash, a forged end
+#     marker, a hang stopped by the hard timeout, a non-zero exit, no test);
+#     skip-counted.sh must count as skipped, not passed; and the run as a whole
+#     must exit non-zero with a final line that adds up.
+# Prints "ok - ..." / "not ok - ..." per check; exit non-zero if any failed.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+RUN=$HERE/../run.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+bad=0
+
+res() { if [ "$1" = 0 ]; then echo "ok - $2"; else echo "not ok - $2"; bad=1; fi; }
+
+# parse_case NAME EXPECT(pass|fail) CONTENT...: feed a results file to --parse
+parse_case() {
+	local name=$1 expect=$2 out rc
+	shift 2
+	printf '%s\n' "$@" >"$T/res"
+	out=$("$RUN" --parse "$T/res" 1234abcd)
+	rc=$?
+	if [ "$expect" = pass ]; then
+		[ $rc = 0 ] && ! grep -q '^not ok' <<<"$out"
+	else
+		[ $rc != 0 ] && grep -q '^not ok' <<<"$out"
+	fi
+	res $? "parser: $name is a $expect"
+}
+
+parse_case "complete run" pass "ok 1 - a" "ok 2 - kernel clean" "END 1234abcd"
+parse_case "CRLF line ends" pass $'ok 1 - a\r' $'ok 2 - kernel clean\r' $'END 1234abcd\r'
+parse_case "empty results" fail ""
+parse_case "no end marker" fail "ok 1 - a" "ok 2 - kernel clean"
+parse_case "stale end marker of another boot" fail "ok 1 - a" "ok 2 - kernel clean" "END 99999999"
+parse_case "bare end marker" fail "ok 1 - a" "ok 2 - kernel clean" "END"
+parse_case "no kernel check" fail "ok 1 - a" "END 1234abcd"
+parse_case "no case test" fail "ok 1 - kernel clean" "END 1234abcd"
+parse_case "a failed test" fail "ok 1 - a" "not ok 2 - b # why" "ok 3 - kernel clean" "END 1234abcd"
+parse_case "dirty kernel" fail "ok 1 - a" "not ok 2 - kernel clean # WARNING" "END 1234abcd"
+out=$("$RUN" --parse <(printf '%s\n' "ok 1 - a # SKIP no hw" "ok 2 - kernel clean" "END 1234abcd") 1234abcd)
+grep -q '^ok 1 parse - a # SKIP no hw$' <<<"$out" && [ "$(tail -n 1 <<<"$out")" = "1 passed, 0 failed, 1 skipped" ]
+res $? "parser: a skip is counted as skipped, not passed"
+
+# --- 2. real boots ---
+export LOGDIR=${LOGDIR:-$(realpath -m "$HERE/../../build/logs/selftest-$$")}
+LOGDIR=$LOGDIR/selftest
+out=$(CASES_DIR=$HERE/cases CASES= NO_BUILD=${NO_BUILD:-1} "$RUN" 2>&1)
+rc=$?
+printf '%s\n' "$out" >"$T/out"
+printf '%s\n' "$out" | grep -E '^(ok|not ok|# [a-z-]+ \[)' | sed 's/^/  | /'
+res $((rc == 0)) "runner exits non-zero when cases fail (exit $rc)"
+
+expect_fail() {	# expect_fail CASE REGEX-of-the-failed-line
+	grep -E "^not ok [0-9]+ $1 \[stock\] - $2" "$T/out" >/dev/null
+	res $? "VM: $1 is reported failed ($2)"
+}
+! grep -qE '^not ok [0-9]+ pass \[' "$T/out" && grep -qE '^ok [0-9]+ pass \[stock\] - kernel clean' "$T/out"
+res $? "VM: pass.sh passes (positive control)"
+expect_fail fail-report 'a deliberate failure'
+expect_fail fail-noend 'boot completed # VM stopped without the end marker'
+expect_fail fail-warn 'kernel clean # dmesg: .*WARNING'
+expect_fail fail-taint 'kernel clean # tainted'
+expect_fail fail-panic 'boot completed # kernel panic'
+expect_fail fail-forged-end 'boot completed'
+expect_fail fail-hang 'boot completed # VM killed by the hard timeout'
+expect_fail fail-exit 'case script exit status'
+expect_fail fail-silent 'case reported tests'
+grep -qE '^ok [0-9]+ skip-counted \[stock\] - cannot run here # SKIP' "$T/out"
+res $? "VM: skip-counted.sh's skip is reported as SKIP"
+
+last=$(tail -n 1 "$T/out")
+nf=$(grep -c '^not ok' "$T/out")
+np=$(grep -E '^ok ' "$T/out" | grep -vc '# SKIP')
+ns=$(grep -E '^ok ' "$T/out" | grep -c '# SKIP')
+[ "$last" = "$np passed, $nf failed, $ns skipped" ]
+res $? "final line adds up: '$last' (counted $np/$nf/$ns)"
+
+[ $bad = 0 ] && echo "selftest: all checks passed" || echo "selftest: FAILED"
+exit $bad

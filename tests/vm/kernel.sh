@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by the harness scripts (bash). Chooses the kernel the modules are
+# built for and the VM boots, from KERNEL=stock|debug (default stock) and the
+# optional overrides KVER= and KDIR=. Sets:
+#   REPO BUILD KERNEL KVER KDIR VMLINUZ MODROOT (modules in $MODROOT/lib/modules/$KVER)
+#   VM_MEM (MiB) KBUILD_DIR (build/<kver>)
+# KERNEL=debug extracts the prebuilt debug kernel debs from
+# DEBUG_KERNEL_DIR (default ../shared/kernels/6.1-debug beside the repo) into
+# build/debug-kernel/ once. If they are absent it sets KERNEL_SKIP to a reason.
+
+REPO=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${BUILD:-$REPO/build}
+KERNEL=${KERNEL:-stock}
+KERNEL_SKIP=
+
+kernel_newest_61() {
+	ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null |
+		sed 's,.*/linux-headers-,,' | sort -V | tail -n 1
+}
+
+case "$KERNEL" in
+stock)
+	KVER=${KVER:-$(kernel_newest_61)}
+	if [ -z "$KVER" ]; then
+		echo "no /usr/src/linux-headers-6.1*-amd64: run scripts/deps.sh" >&2
+		return 1 2>/dev/null || exit 1
+	fi
+	if [ -z "${KDIR:-}" ]; then
+		if [ -d "/usr/src/linux-headers-$KVER" ]; then
+			KDIR=/usr/src/linux-headers-$KVER
+		else
+			KDIR=/lib/modules/$KVER/build
+		fi
+	fi
+	VMLINUZ=${VMLINUZ:-/boot/vmlinuz-$KVER}
+	MODROOT=${MODROOT:-}
+	VM_MEM=${VM_MEM:-1024}
+	;;
+debug)
+	DEBUG_KERNEL_DIR=${DEBUG_KERNEL_DIR:-$(cd "$REPO/.." && pwd)/shared/kernels/6.1-debug}
+	img_deb=$(ls "$DEBUG_KERNEL_DIR"/linux-image-*_amd64.deb 2>/dev/null | grep -v dbg | head -n 1 || true)
+	hdr_deb=$(ls "$DEBUG_KERNEL_DIR"/linux-headers-*_amd64.deb 2>/dev/null | head -n 1 || true)
+	if [ -z "$img_deb" ] || [ -z "$hdr_deb" ]; then
+		KERNEL_SKIP="debug kernel debs not found in $DEBUG_KERNEL_DIR"
+		KVER=none KDIR=none VMLINUZ=none MODROOT=none VM_MEM=2048
+	else
+		KVER=$(basename "$img_deb" | sed 's/^linux-image-\([^_]*\)_.*/\1/')
+		dk=$BUILD/debug-kernel
+		if [ ! -e "$dk/.stamp-$KVER" ]; then
+			echo "extracting debug kernel $KVER into $dk" >&2
+			rm -rf "$dk" && mkdir -p "$dk"
+			dpkg-deb -x "$img_deb" "$dk/img"
+			dpkg-deb -x "$hdr_deb" "$dk/hdr"
+			touch "$dk/.stamp-$KVER"
+		fi
+		KDIR=$dk/hdr/usr/src/linux-headers-$KVER
+		VMLINUZ=$dk/img/boot/vmlinuz-$KVER
+		MODROOT=$dk/img
+		VM_MEM=${VM_MEM:-2048}
+	fi
+	;;
+*)
+	echo "KERNEL must be stock or debug (got '$KERNEL')" >&2
+	return 1 2>/dev/null || exit 1
+	;;
+esac
+KBUILD_DIR=$BUILD/$KVER
+export REPO BUILD KERNEL KVER KDIR VMLINUZ MODROOT VM_MEM KBUILD_DIR KERNEL_SKIP

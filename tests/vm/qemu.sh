@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by tests/run.sh and tests/vm/demo.sh (bash): boot the test VM(s)
+# under QEMU TCG. Needs kernel.sh's VMLINUZ and VM_MEM.
+
+# qemu_cmd ID INITRD OUTPREFIX APPEND NETARGS...: print nothing, run QEMU in
+# the foreground with a hard timeout of $VM_TIMEOUT seconds. The console goes
+# to OUTPREFIX.console, the second serial port (results) to OUTPREFIX.results,
+# which is removed first so that a stale verdict can never be read.
+qemu_run() {
+	local id=$1 initrd=$2 out=$3 append=$4 smp=${VM_SMP:-2}
+	shift 4
+	rm -f "$out.results" "$out.console" "$out.rc"
+	: >"$out.results"
+	timeout -k 5 "${VM_TIMEOUT:-300}" qemu-system-x86_64 \
+		-accel tcg -M pc -cpu max -m "$VM_MEM" -smp "$smp" \
+		-nodefaults -display none -no-reboot -name "ipoib-test-vm$id" \
+		-kernel "$VMLINUZ" -initrd "$initrd" \
+		-append "console=ttyS0,115200 loglevel=5 printk.devkmsg=on panic_on_warn=1 oops=panic panic=-1 mitigations=off random.trust_cpu=on rdinit=/init $append" \
+		-chardev "file,id=con,path=$out.console" -serial chardev:con \
+		-chardev "file,id=res,path=$out.results" -serial chardev:res \
+		"$@" </dev/null >"$out.qemu" 2>&1
+	echo $? >"$out.rc"
+}
+
+# qemu_free_port: a TCP port on 127.0.0.1 nobody listens on
+qemu_free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		ss -Hltn "( sport = :$p )" 2>/dev/null | grep -q . || { echo $p; return; }
+	done
+}
+
+# qemu_wait_listen PORT PID: wait up to 20 s until PORT listens (QEMU VM0 up)
+qemu_wait_listen() {
+	local i
+	for i in $(seq 1 100); do
+		ss -Hltn "( sport = :$1 )" 2>/dev/null | grep -q . && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
+# vm_boot COUNT INITRD OUTPREFIX APPEND0 [APPEND1]: boot 1 VM, or 2 VMs linked
+# by a QEMU socket netdev on 127.0.0.1 (VM0 listens, VM1 connects), MACs
+# 52:54:00:00:00:01 and :02. Output files are OUTPREFIX.vmN.*.
+vm_boot() {
+	local count=$1 initrd=$2 out=$3 port p0 p1
+	if [ "$count" = 1 ]; then
+		qemu_run 0 "$initrd" "$out.vm0" "$4"
+		return
+	fi
+	port=$(qemu_free_port)
+	VM_SMP=1 qemu_run 0 "$initrd" "$out.vm0" "$4" \
+		-netdev "socket,id=n0,listen=127.0.0.1:$port" \
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01" &
+	p0=$!
+	if ! qemu_wait_listen "$port" "$p0"; then
+		echo "vm_boot: VM0 did not listen on 127.0.0.1:$port" >>"$out.vm0.qemu"
+		wait "$p0"
+		: >"$out.vm1.results"
+		echo "VM0 failed to start" >"$out.vm1.console"
+		echo 1 >"$out.vm1.rc"
+		return
+	fi
+	VM_SMP=1 qemu_run 1 "$initrd" "$out.vm1" "$5" \
+		-netdev "socket,id=n0,connect=127.0.0.1:$port" \
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02" &
+	p1=$!
+	wait "$p0" "$p1"
+}
