@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: stock
+# vms: 1
+# timeout: 300
+#
+# softib's in-kernel fabric carries the stock ib_ipoib between two hosts
+# (network namespaces): the devices show in rdma/ibstat, ping and ping6 work
+# both ways, the 2044-byte MTU boundary holds with DF, iperf3 TCP runs 5 s
+# with no retransmission and UDP gets through; everything unloads cleanly.
+. /tests/lib.sh
+
+check "load the IB core" load_ib_core
+check "load softib ndevs=2" load_softib ndevs=2
+check_wait "sib0 and sib1 registered" 10 test -d /sys/class/infiniband/sib0 -a -d /sys/class/infiniband/sib1
+
+check "rdma link shows sib0 ACTIVE lid 1" sh -c 'rdma link show sib0/1 | grep -q "lid 1 sm_lid 1 .*state ACTIVE physical_state LINK_UP"'
+check "rdma link shows sib1 ACTIVE lid 2" sh -c 'rdma link show sib1/1 | grep -q "lid 2 sm_lid 1 .*state ACTIVE"'
+check "ibstat shows sib1 Active, 40 Gb/s, base lid 2" sh -c 'ibstat sib1 | grep -q "State: Active" && ibstat sib1 | grep -q "Rate: 40" && ibstat sib1 | grep -q "Base lid: 2"'
+check "sysfs gid 0 of sib1" grep -q '^fe80:0000:0000:0000:0002:c903:00a0:0002$' /sys/class/infiniband/sib1/ports/1/gids/0
+check "sysfs pkey 0 is 0xffff" grep -q '^0xffff$' /sys/class/infiniband/sib0/ports/1/pkeys/0
+
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
+check_wait "ib0 and ib1 exist" 20 sh -c 'test -d /sys/class/net/ib0 && test -d /sys/class/net/ib1'
+check "host a (ib0)" make_host a ib0 10.9.0.1/24 fd00:9::1/64
+check "host b (ib1)" make_host b ib1 10.9.0.2/24 fd00:9::2/64
+check_wait "carrier on ib0 (broadcast group joined)" 30 _t_has_carrier a ib0
+check_wait "carrier on ib1" 30 _t_has_carrier b ib1
+mtu=$(in_host a cat /sys/class/net/ib0/mtu)
+check "ib0 MTU is 2044 (SA group MTU 2048): $mtu" test "$mtu" = 2044
+
+check_wait "ping a -> b" 30 in_host a ping -c 1 -W 2 10.9.0.2
+check_wait "ping b -> a" 10 in_host b ping -c 1 -W 2 10.9.0.1
+check "ping a -> b, 5 replies" in_host a ping -c 5 -i 0.2 -W 2 10.9.0.2
+check_wait "ping6 a -> b" 30 in_host a ping -6 -c 1 -W 2 fd00:9::2
+check_wait "ping6 b -> a" 10 in_host b ping -6 -c 1 -W 2 fd00:9::1
+
+# 2044-byte IPv4 datagrams: 20 IP + 8 ICMP + 2016 data. DF: 2017 is EMSGSIZE.
+check "2044-byte DF datagram passes" in_host a ping -M do -c 2 -W 3 -s 2016 10.9.0.2
+out=$(in_host a ping -M do -c 1 -W 2 -s 2017 10.9.0.2 2>&1)
+rc=$?
+echo "$out"
+if [ $rc != 0 ] && echo "$out" | grep -qi "message too long\|mtu"; then
+	ok "2045-byte DF datagram gets EMSGSIZE"
+else
+	fail "2045-byte DF datagram gets EMSGSIZE" "rc $rc: $out"
+fi
+
+# iperf3: TCP 5 s with zero retransmissions, then UDP.
+in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
+wait_for 10 sh -c 'ip netns exec b ss -ltn | grep -q :5201'
+out=$(in_host a iperf3 -c 10.9.0.2 -p 5201 -t 5 -J 2>&1)
+echo "$out" | grep -E '"retransmits"|"bits_per_second"' | tail -n 4
+retr=$(echo "$out" | awk -F: '/"sum_sent"/ { s = 1 } s && /"retransmits"/ { gsub(/[^0-9.]/, "", $2); print $2; exit }')
+bps=$(echo "$out" | awk -F: '/"sum_received"/ { s = 1 } s && /"bits_per_second"/ { gsub(/[^0-9.]/, "", $2); print int($2); exit }')
+if [ -n "$retr" ] && [ "$retr" = 0 ] && [ "${bps:-0}" -gt 0 ]; then
+	ok "iperf3 TCP 5 s: $bps bit/s, 0 retransmits"
+else
+	fail "iperf3 TCP 5 s: zero retransmits" "retransmits '$retr' received '$bps' bit/s: $(echo "$out" | tail -n 3)"
+fi
+out=$(in_host a iperf3 -c 10.9.0.2 -p 5201 -u -b 10M -t 3 -J 2>&1)
+lost=$(echo "$out" | awk -F: '/"sum"/ { s = 1 } s && /"lost_percent"/ { gsub(/[^0-9.]/, "", $2); print $2; exit }')
+pk=$(echo "$out" | awk -F: '/"sum"/ { s = 1 } s && /"packets"/ { gsub(/[^0-9.]/, "", $2); print $2; exit }')
+echo "UDP: packets $pk lost_percent $lost"
+if [ "${pk:-0}" -gt 0 ] 2>/dev/null; then
+	ok "iperf3 UDP 3 s: $pk datagrams, $lost% lost"
+else
+	fail "iperf3 UDP" "$(echo "$out" | tail -n 3)"
+fi
+killall iperf3 2>/dev/null
+
+rx=$(sib_counter sib1 rx_packets)
+check "softib counted the traffic: sib1 rx_packets $rx" test "${rx:-0}" -gt 1000
+check "no bad P_Key/Q_Key drops" test "$(sib_counter sib0 drop_bad_pkey)$(sib_counter sib1 drop_bad_qkey)" = 00
+cat "$(sib sib1 counters)"
+
+check "unload everything" unload_all
+check "nothing left loaded" sh -c '! ls -d /sys/module/softib /sys/module/ib_ipoib /sys/module/ib_core 2>/dev/null'

@@ -1,0 +1,92 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: stock
+# vms: 1
+# timeout: 420
+#
+# softib's fault knobs under the stock ib_ipoib: fabric loss, duplication,
+# reordering and corruption (counted, and the traffic recovers when they are
+# cleared), receive starvation, one-shot post_send/create_ah failures and a
+# CQ overflow; none of them may make the kernel warn.
+. /tests/lib.sh
+
+pings() { in_host "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+knob() { echo "$2" >"$SIB_DEBUGFS/$1"; }
+cnt() { sib_counter "$1" "$2"; }
+above() { [ "$(cnt "$1" "$2")" -gt "$3" ]; }
+
+check "load the IB core" load_ib_core || exit 0
+check "load softib ndevs=2" load_softib ndevs=2 || exit 0
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib || exit 0
+check_wait "ib0 and ib1 exist" 20 test -d /sys/class/net/ib1 || exit 0
+check "host a (ib0)" make_host a ib0 10.9.0.1/24
+check "host b (ib1)" make_host b ib1 10.9.0.2/24
+check_wait "ping a -> b" 40 pings a 10.9.0.2
+
+check_fail "loss_pct refuses 101" sh -c "echo 101 >$SIB_DEBUGFS/loss_pct"
+knob seed 42
+check "seed reads back 42" grep -qx 42 "$SIB_DEBUGFS/seed"
+
+# --- loss ---
+n0=$(cnt sib0 drop_fault)
+knob loss_pct 100
+check_fail "loss_pct 100: ping a -> b fails" in_host a ping -c 2 -W 1 10.9.0.2
+check "loss_pct 100: drop_fault counted ($n0 -> $(cnt sib0 drop_fault))" above sib0 drop_fault "$n0"
+knob loss_pct 0
+check_wait "loss_pct 0: ping recovers" 20 pings a 10.9.0.2
+
+# --- duplication ---
+knob dup_pct 100
+out=$(in_host a ping -c 3 -i 0.3 -W 2 10.9.0.2 2>&1)
+echo "$out"
+knob dup_pct 0
+if echo "$out" | grep -q 'DUP!'; then ok "dup_pct 100: ping sees duplicates"; else fail "dup_pct 100: ping sees duplicates" "$(echo "$out" | tail -n 2)"; fi
+check "dup_pct 100: dup_fault counted ($(cnt sib0 dup_fault))" above sib0 dup_fault 0
+
+# --- reordering ---
+knob reorder_pct 50
+check "reorder_pct 50: ping a -> b, 10 replies" in_host a ping -c 10 -i 0.1 -W 2 10.9.0.2
+check "reorder_pct 50: reorder_fault counted ($(cnt sib0 reorder_fault))" above sib0 reorder_fault 0
+knob reorder_pct 0
+
+# --- corruption: the receiver's ICRC check drops it ---
+i0=$(cnt sib1 drop_icrc)
+knob corrupt_pct 100
+check_fail "corrupt_pct 100: ping a -> b fails" in_host a ping -c 2 -W 1 10.9.0.2
+knob corrupt_pct 0
+check "corrupt_pct 100: corrupt_fault counted ($(cnt sib0 corrupt_fault))" above sib0 corrupt_fault 0
+check "corrupt_pct 100: sib1 drop_icrc counted ($i0 -> $(cnt sib1 drop_icrc))" above sib1 drop_icrc "$i0"
+check_wait "corrupt_pct 0: ping recovers" 20 pings a 10.9.0.2
+
+# --- receive starvation: the next 3 packets at sib1 find no receive WQE ---
+r0=$(cnt sib1 drop_no_rwqe)
+echo 3 >"$(sib sib1 rx_starve)"
+in_host a ping -c 5 -i 0.2 -W 1 10.9.0.2
+check "rx_starve 3: exactly 3 drop_no_rwqe ($r0 -> $(cnt sib1 drop_no_rwqe))" test "$(cnt sib1 drop_no_rwqe)" = $((r0 + 3))
+check "rx_starve is used up" grep -qx 0 "$(sib sib1 rx_starve)"
+check_wait "rx_starve: ping recovers" 10 pings a 10.9.0.2
+
+# --- one-shot post_send failure ---
+echo 1 >"$(sib sib0 fail_post_send)"
+in_host a ping -c 3 -i 0.2 -W 1 10.9.0.2
+check "fail_post_send is used up" grep -qx 0 "$(sib sib0 fail_post_send)"
+check_wait "fail_post_send: ping recovers" 10 pings a 10.9.0.2
+
+# --- one-shot create_ah failure: a client reregister makes ib_sa and ipoib
+# create AHs again; the first fails (ib_sa then has no SM AH until the next
+# port event, as with a real HCA), the second reregister recovers ---
+echo 1 >"$(sib sib0 fail_create_ah)"
+echo 1 >"$(sib sib0 rereg)"
+check_wait "fail_create_ah is used up" 20 grep -qx 0 "$(sib sib0 fail_create_ah)"
+sleep 2
+echo 1 >"$(sib sib0 rereg)"
+check_wait "fail_create_ah: ping recovers after another reregister" 30 pings a 10.9.0.2
+
+# --- CQ overflow: the next completion at sib1 overflows its CQ (CQ_ERR) ---
+echo 1 >"$(sib sib1 fail_cq_overflow)"
+in_host b ping -c 2 -i 0.3 -W 1 10.9.0.1
+check_wait "fail_cq_overflow: cq_overflow counted" 10 above sib1 cq_overflow 0
+cat "$(sib sib0 counters)" "$(sib sib1 counters)"
+
+check "unload everything" unload_all
+check "nothing left loaded" sh -c '! ls -d /sys/module/softib /sys/module/ib_ipoib /sys/module/ib_core 2>/dev/null'

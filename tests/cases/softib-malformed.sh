@@ -1,0 +1,174 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: stock
+# vms: 1
+# timeout: 300
+#
+# The softib wire parser on hostile input: malformed raw packets (truncated,
+# bad LRH/GRH/BTH/DETH fields, oversize, bad ICRC, random garbage) injected
+# through the per-device "inject" debugfs knob are each dropped and counted
+# under the right reason; well-formed ones for an unknown QP reach delivery
+# and are counted as drop_no_qp. The kernel check after the case fails on any
+# warning. The packets carry a real ICRC (CRC-32, little-endian), computed
+# here, so that each one is refused for the field under test.
+. /tests/lib.sh
+
+DEV=sib1	# LID 2 (ndevs=2: sib0 LID 1 is the SM)
+LID=2
+
+# _crc32 "HEX BYTES": CRC-32 (zlib), printed as 4 hex bytes, little-endian
+_crc32() {
+	local crc=4294967295 b
+	for b in $1; do
+		crc=$((crc ^ 0x$b))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+	done
+	crc=$((crc ^ 4294967295))
+	printf '%02x %02x %02x %02x' $((crc & 255)) $(((crc >> 8) & 255)) \
+		$(((crc >> 16) & 255)) $(((crc >> 24) & 255))
+}
+
+nbytes() { set -- $1; echo $#; }
+h8() { printf '%02x' $(($1 & 255)); }
+h16() { printf '%02x %02x' $((($1 >> 8) & 255)) $(($1 & 255)); }
+h24() { printf '%02x %02x %02x' $((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)); }
+h32() { printf '%s %s' "$(h16 $((($1 >> 16) & 65535)))" "$(h16 $(($1 & 65535)))"; }
+zeros() { [ "$1" -gt 0 ] && printf '00 %.0s' $(seq "$1"); }
+
+# lrh_body B0 B1 DLID SLID REST [PKTLEN_WORDS]: LRH + REST (no ICRC)
+lrh_body() {
+	local n words
+	n=$((8 + $(nbytes "$5") + 4))
+	words=${6:-$((n / 4))}
+	echo "$(h8 "$1") $(h8 "$2") $(h16 "$3") $(h16 "$words") $(h16 "$4") $5"
+}
+
+# wire B0 B1 DLID SLID REST [PKTLEN_WORDS]: a packet with a correct ICRC
+wire() {
+	local body
+	body=$(lrh_body "$@")
+	echo "$body $(_crc32 "$body")"
+}
+
+# bth OPCODE BYTE1 PKEY DQPN
+bth() { echo "$(h8 "$1") $(h8 "$2") $(h16 "$3") 00 $(h24 "$4") 00 00 00 00"; }
+# deth QKEY SQPN
+deth() { echo "$(h32 "$1") 00 $(h24 "$2")"; }
+# grh VERSION_BYTE NEXT_HDR PAYLEN: sgid = sib0's GID, dgid = the IPv4 broadcast MGID
+grh() {
+	echo "$(h8 "$1") 00 00 00 $(h16 "$3") $(h8 "$2") 01" \
+		"fe 80 00 00 00 00 00 00 00 02 c9 03 00 a0 00 01" \
+		"ff 12 40 1b ff ff 00 00 00 00 00 00 ff ff ff ff"
+}
+
+# inject HEX: one write() of HEX to the inject knob (printf would split it)
+inject() {
+	printf '%s\n' "$1" >/tmp/inject.hex
+	dd if=/tmp/inject.hex of="$(sib "$DEV" inject)" bs=64k 2>/dev/null
+}
+
+counter_ge() { [ "$(sib_counter "$1" "$2")" -ge "$3" ]; }
+
+# expect NAME COUNTER HEX: injecting HEX bumps COUNTER by one
+expect() {
+	local before after
+	before=$(sib_counter "$DEV" "$2")
+	inject "$3"
+	if wait_for 5 counter_ge "$DEV" "$2" $((before + 1)); then
+		after=$(sib_counter "$DEV" "$2")
+		if [ "$after" = $((before + 1)) ]; then
+			ok "$1: dropped as $2"
+		else
+			fail "$1: dropped as $2" "$2 went from $before to $after"
+		fi
+	else
+		fail "$1: dropped as $2" "$2 stayed at $before; counters: $(tr '\n' ' ' <"$(sib "$DEV" counters)")"
+	fi
+}
+
+check "load the IB core" load_ib_core
+check "load softib ndevs=2" load_softib ndevs=2
+if ! check_wait "$DEV has an inject knob" 10 test -e "$(sib "$DEV" inject)"; then
+	exit 0
+fi
+
+UD=0x64
+UD_IMM=0x65
+QKEY=0x12345678
+# a well-formed UD packet for QP 0x123, which does not exist
+BODY="$(bth $UD 0 0xffff 0x123) $(deth $QKEY 0x48) $(zeros 32)"
+GOOD=$(wire 0 2 $LID 1 "$BODY")
+WORDS=$((($(nbytes "$BODY") + 12) / 4))
+
+expect "well-formed, unknown DQPN" drop_no_qp "$GOOD"
+expect "well-formed with ImmDt, unknown DQPN" drop_no_qp \
+	"$(wire 0 2 $LID 1 "$(bth $UD_IMM 0x80 0xffff 0x123) $(deth $QKEY 0x48) de ad be ef $(zeros 16)")"
+
+expect "truncated to 5 bytes" drop_malformed "00 02 00 02 00"
+expect "truncated inside the BTH" drop_malformed "$(echo "$GOOD" | cut -d' ' -f1-14)"
+expect "LRH and ICRC only" drop_malformed "$(wire 0 2 $LID 1 "")"
+expect "PktLen one word beyond the buffer" drop_malformed "$(wire 0 2 $LID 1 "$BODY" $((WORDS + 1)))"
+expect "PktLen one word short of the buffer" drop_malformed "$(wire 0 2 $LID 1 "$BODY" $((WORDS - 1)))"
+expect "PktLen 0" drop_malformed "$(wire 0 2 $LID 1 "$BODY" 0)"
+expect "LRH LVer 1" drop_malformed "$(wire 1 2 $LID 1 "$BODY")"
+expect "LRH LNH raw" drop_malformed "$(wire 0 0 $LID 1 "$BODY")"
+expect "LRH LNH IP" drop_malformed "$(wire 0 1 $LID 1 "$BODY")"
+expect "LRH DLID 0" drop_malformed "$(wire 0 2 0 1 "$BODY")"
+expect "LRH SLID 0" drop_malformed "$(wire 0 2 $LID 0 "$BODY")"
+expect "LRH SLID multicast" drop_malformed "$(wire 0 2 $LID 0xc001 "$BODY")"
+expect "LRH global, too short for a GRH" drop_malformed \
+	"$(wire 0 3 $LID 1 "$(bth $UD 0 0xffff 0x123) $(deth $QKEY 0x48)")"
+
+PAYLEN=$(($(nbytes "$BODY") + 4))
+expect "GRH next header 0x11" drop_malformed "$(wire 0 3 $LID 1 "$(grh 0x60 0x11 $PAYLEN) $BODY")"
+expect "GRH IP version 4" drop_malformed "$(wire 0 3 $LID 1 "$(grh 0x40 0x1b $PAYLEN) $BODY")"
+expect "GRH PayLen inconsistent" drop_malformed "$(wire 0 3 $LID 1 "$(grh 0x60 0x1b $((PAYLEN + 4))) $BODY")"
+
+expect "BTH opcode RC SEND_ONLY" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth 0x04 0 0xffff 0x123) $(deth $QKEY 0x48) $(zeros 32)")"
+expect "BTH opcode 0xff" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth 0xff 0 0xffff 0x123) $(deth $QKEY 0x48) $(zeros 32)")"
+expect "BTH TVer 1" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth $UD 0x01 0xffff 0x123) $(deth $QKEY 0x48) $(zeros 32)")"
+expect "BTH PadCnt 3 with no payload" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth $UD 0x30 0xffff 0x123) $(deth $QKEY 0x48)")"
+expect "ImmDt opcode without room for ImmDt" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth $UD_IMM 0 0xffff 0x123) $(deth $QKEY 0x48)")"
+expect "multicast DLID without GRH" drop_malformed \
+	"$(wire 0 2 0xc001 1 "$(bth $UD 0 0xffff 0xffffff) $(deth $QKEY 0x48) $(zeros 32)")"
+expect "unicast DLID with the multicast QPN" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth $UD 0 0xffff 0xffffff) $(deth $QKEY 0x48) $(zeros 32)")"
+expect "payload of 4100 bytes" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth $UD 0 0xffff 0x123) $(deth $QKEY 0x48) $(zeros 4100)")"
+
+expect "bad ICRC" drop_icrc "$(lrh_body 0 2 $LID 1 "$BODY") 00 00 00 00"
+expect "payload byte flipped after the ICRC" drop_icrc \
+	"$(echo "$GOOD" | awk '{ $41 = "80"; print }')"
+
+# garbage: every frame must be refused, as malformed or by its ICRC
+m0=$(sib_counter $DEV drop_malformed)
+i0=$(sib_counter $DEV drop_icrc)
+n=0
+while [ $n -lt 200 ]; do
+	len=$((n % 97 + 1))
+	inject "$(head -c $len /dev/urandom | od -An -tx1 -v | tr '\n' ' ')"
+	n=$((n + 1))
+done
+m1=$(sib_counter $DEV drop_malformed)
+i1=$(sib_counter $DEV drop_icrc)
+if [ $((m1 - m0 + i1 - i0)) = 200 ]; then
+	ok "200 random frames all refused"
+else
+	fail "200 random frames all refused" "malformed +$((m1 - m0)), icrc +$((i1 - i0))"
+fi
+
+check "no softib message flood in dmesg" \
+	sh -c '[ "$(dmesg | grep -c softib)" -lt 50 ]'
+check "unload everything" unload_all

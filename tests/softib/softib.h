@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softib: a test-only software InfiniBand HCA with a simulated fabric.
+ *
+ * Shared types and prototypes of the softib core (owned by the core), used
+ * by the SA (softib_sa.c) and the Ethernet transport (softib_eth.c,
+ * softib_wire.c).
+ *
+ * Interface changes (newest first; tell the other softib files' owners):
+ *   - none yet.
+ *
+ * Lock order (take a lock only while holding the ones above it, never the
+ * ones below):
+ *
+ *   softib_devs_lock  (mutex)     the device list (writers), debugfs topology
+ *   sdev->cfg_lock    (mutex)     port configuration writers: LID, state,
+ *                                 P_Key table, capability mask
+ *   sdev->mcast_lock  (spinlock)  writers of sdev->mcast (attachments)
+ *   qp->lock          (spinlock)  qp->state and the receive queue ring
+ *   cq->lock          (spinlock)  the CQ ring, its arm state
+ *   sdev->txq_lock    (spinlock)  sdev->txq (packets waiting for tx_work)
+ *   softib_fault_lock (spinlock)  the fault PRNG state
+ *
+ * The spinlocks are taken with IRQs saved (post_send may run with IRQs off).
+ * No softib lock is held while a CQ completion handler runs. Readers of the
+ * device list, of the QP table and of the multicast attachments use RCU.
+ */
+#ifndef _SOFTIB_H
+#define _SOFTIB_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+
+struct dentry;
+struct net_device;
+
+#define SOFTIB_PKEY_TBL_LEN	16
+#define SOFTIB_GID_TBL_LEN	1
+#define SOFTIB_MAX_RECV_SGE	4
+#define SOFTIB_MAX_SEND_SGE	32
+#define SOFTIB_MAX_QP_WR	16384
+#define SOFTIB_MAX_CQE		65536
+#define SOFTIB_MAX_QP		4096
+#define SOFTIB_MAX_MCAST_GRP	1024
+#define SOFTIB_MAX_MCAST_ATT	64
+#define SOFTIB_GUID_BASE	0x0002c90300a00000ULL
+#define SOFTIB_SUBNET_PREFIX	0xfe80000000000000ULL
+/* LRH 8 + GRH 40 + BTH 12 + DETH 8 + ICRC 4: bytes an Ethernet frame adds */
+#define SOFTIB_WIRE_OVERHEAD	72
+#define SOFTIB_GRH_BYTES	40	/* receive buffers always start with it */
+
+/* Per-device counters; the debugfs names are in softib_counter_names[]. */
+enum softib_counter {
+	SOFTIB_CNT_TX_PACKETS,
+	SOFTIB_CNT_TX_BYTES,
+	SOFTIB_CNT_RX_PACKETS,
+	SOFTIB_CNT_RX_BYTES,
+	SOFTIB_CNT_RX_MCAST,
+	SOFTIB_CNT_DROP_BAD_PKEY,
+	SOFTIB_CNT_DROP_BAD_QKEY,
+	SOFTIB_CNT_DROP_NO_QP,
+	SOFTIB_CNT_DROP_NO_RWQE,
+	SOFTIB_CNT_DROP_TOO_LONG,
+	SOFTIB_CNT_DROP_MALFORMED,
+	SOFTIB_CNT_DROP_QP_STATE,
+	SOFTIB_CNT_DROP_FAULT,
+	SOFTIB_CNT_DUP_FAULT,
+	SOFTIB_CNT_REORDER_FAULT,
+	SOFTIB_CNT_CORRUPT_FAULT,
+	SOFTIB_CNT_DROP_ICRC,
+	SOFTIB_CNT_DROP_LINK_DOWN,	/* sent or received while the port is down */
+	SOFTIB_CNT_DROP_NO_ROUTE,	/* unicast DLID that no port on the fabric holds */
+	SOFTIB_CNT_RX_ERR_CQE,		/* receive completed with an error status */
+	SOFTIB_CNT_CQ_OVERFLOW,
+	SOFTIB_CNT_DROP_TXQ_FULL,	/* the sender's fabric queue was full */
+	SOFTIB_NR_COUNTERS
+};
+
+extern const char * const softib_counter_names[SOFTIB_NR_COUNTERS];
+
+enum softib_port_state {
+	SOFTIB_PORT_DOWN,
+	SOFTIB_PORT_ACTIVE,
+};
+
+/* One IB packet in flight (UD, GSI or SMI). */
+struct softib_pkt {
+	struct list_head list;
+	u16 slid, dlid;
+	u8 sl;
+	bool has_grh;
+	struct ib_grh grh;	/* as on the wire; valid if has_grh */
+	u8 opcode;		/* BTH opcode, IB_OPCODE_UD_SEND_ONLY(_WITH_IMMEDIATE) */
+	u16 pkey;		/* BTH P_Key */
+	u32 dqpn;		/* BTH, 24 bits */
+	u32 qkey;		/* DETH */
+	u32 sqpn;		/* DETH, 24 bits */
+	__be32 imm;		/* if opcode is _WITH_IMMEDIATE */
+	u32 len;		/* payload bytes */
+	u8 data[];
+};
+
+/* One simulated single-port HCA. */
+struct softib_dev {
+	struct ib_device ibdev;		/* first: ib_alloc_device() */
+	struct list_head list;		/* in softib_devs; RCU readers */
+	struct net_device *ndev;	/* lower netdev; NULL: in-kernel fabric */
+	void *eth;			/* Ethernet transport state */
+	u64 guid;			/* node and port GUID, from the first LID */
+	enum ib_mtu mtu;		/* active and max MTU of the port */
+
+	struct mutex cfg_lock;		/* serializes writers of the fields below */
+	u16 lid;			/* READ_ONCE: read anywhere */
+	enum softib_port_state state;	/* READ_ONCE: read anywhere */
+	u32 port_cap_flags;
+	u16 pkeys[SOFTIB_PKEY_TBL_LEN];	/* READ_ONCE per entry */
+
+	struct xarray qps;		/* QPN -> struct softib_qp; RCU readers */
+	u32 next_qpn;			/* xa_alloc_cyclic() cursor */
+
+	spinlock_t mcast_lock;		/* writers of mcast */
+	struct list_head mcast;		/* struct softib_mcast_att; RCU readers */
+	unsigned int n_mcast;		/* under mcast_lock */
+
+	spinlock_t txq_lock;		/* protects txq */
+	struct list_head txq;		/* packets sent, waiting for tx_work */
+	unsigned int txq_len;		/* under txq_lock */
+	bool tx_dead;			/* under txq_lock: device going away */
+	/* only touched by tx_work (and by softib_fabric_dev_stop() after it): */
+	struct softib_pkt *held;	/* reorder fault: goes out after the next */
+	struct softib_pkt *stalled;	/* waits for a receive WQE at its target */
+	unsigned long stall_since;	/* jiffies when stalled first waited */
+	struct delayed_work tx_work;	/* delivers txq */
+
+	atomic64_t counters[SOFTIB_NR_COUNTERS];
+	atomic_t fail_post_send;	/* one-shot failure counts (debugfs) */
+	atomic_t fail_create_ah;
+	atomic_t fail_cq_overflow;
+	atomic_t rx_starve;
+
+	struct dentry *debugfs;		/* softib/<name>/ */
+};
+
+static inline struct softib_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct softib_dev, ibdev);
+}
+
+static inline u16 softib_dev_lid(const struct softib_dev *sdev)
+{
+	return READ_ONCE(sdev->lid);
+}
+
+static inline bool softib_dev_active(const struct softib_dev *sdev)
+{
+	return READ_ONCE(sdev->state) == SOFTIB_PORT_ACTIVE;
+}
+
+static inline bool softib_lid_is_mcast(u16 lid)
+{
+	return lid >= 0xc000 && lid != 0xffff;
+}
+
+/* Verbs objects (softib_verbs.c) */
+struct softib_pd {
+	struct ib_pd ibpd;
+};
+
+struct softib_mr {
+	struct ib_mr ibmr;
+};
+
+struct softib_ah {
+	struct ib_ah ibah;
+	struct rdma_ah_attr attr;	/* as created; read by query_ah, post_send */
+};
+
+struct softib_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;		/* protects everything below */
+	struct ib_wc *ring;		/* cqe + 1 entries */
+	u32 size;			/* number of ring entries */
+	u32 head, tail;			/* poll at head, push at tail */
+	enum ib_cq_notify_flags notify;	/* 0: not armed */
+	bool overflowed;		/* CQ_ERR raised; the CQ is dead */
+};
+
+struct softib_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct ib_sge sge[SOFTIB_MAX_RECV_SGE];
+};
+
+struct softib_qp {
+	struct ib_qp ibqp;
+	spinlock_t lock;		/* state and the receive queue ring */
+	enum ib_qp_state state;		/* READ_ONCE outside lock */
+	u32 qkey;			/* READ_ONCE outside cfg of modify_qp */
+	u16 pkey_index;
+	u32 sq_psn;
+	bool sq_sig_all;
+	u32 max_send_wr;
+	u32 max_send_sge;
+	struct softib_rwqe *rq;		/* ring of rq_size entries */
+	u32 rq_size;
+	u32 rq_head, rq_tail;		/* consume at head, post at tail */
+	u32 rq_count;			/* posted, not yet consumed */
+	atomic_t n_mcast;		/* attachments of this QP */
+};
+
+struct softib_mcast_att {
+	struct list_head list;		/* in sdev->mcast */
+	union ib_gid mgid;
+	u16 mlid;
+	struct softib_qp *qp;
+	struct rcu_head rcu;
+};
+
+static inline struct softib_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct softib_qp, ibqp);
+}
+
+static inline struct softib_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct softib_cq, ibcq);
+}
+
+static inline struct softib_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct softib_ah, ibah);
+}
+
+/* softib_main.c: module, parameters, device list and lifetime */
+extern struct list_head softib_devs;	/* under softib_devs_lock; RCU readers */
+extern struct mutex softib_devs_lock;
+extern unsigned int softib_port_mtu;	/* module parameter, bytes */
+u64 softib_guid_from_lid(u16 lid);
+/* Creates and registers a device; ndev NULL = in-kernel fabric. Sleeps. */
+struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, u16 lid);
+/* Unregisters synchronously (the core then calls dealloc_driver). Sleeps. */
+void softib_dev_destroy(struct softib_dev *sdev);
+/* Called by ib_core's dealloc_driver: drop the device from softib's state. */
+void softib_dev_dealloc(struct softib_dev *sdev);
+struct softib_dev *softib_dev_find_by_name(const char *name);	/* caller holds softib_devs_lock */
+
+/* softib_port.c: port state, LID, P_Keys, SM, events */
+u16 softib_sm_lid(void);
+void softib_set_sm_lid(u16 lid);	/* raises SM_CHANGE on every port */
+void softib_dev_port_event(struct softib_dev *sdev, bool up);	/* any sleepable context */
+void softib_dev_set_lid(struct softib_dev *sdev, u16 lid);	/* LID_CHANGE + CLIENT_REREGISTER */
+void softib_dev_rereg(struct softib_dev *sdev);
+int softib_dev_set_pkey(struct softib_dev *sdev, unsigned int idx, u16 pkey);
+void softib_dev_set_mtu(struct softib_dev *sdev, enum ib_mtu mtu);
+void softib_sm_restart(void);		/* SA forgets groups, then rereg everywhere */
+void softib_dispatch_port_event(struct softib_dev *sdev, enum ib_event_type type);
+int softib_pkey_find(struct softib_dev *sdev, u16 pkey);	/* index or -1 */
+bool softib_pkey_match(u16 a, u16 b);
+
+/* softib_verbs.c: device, port, PD, MR, AH verbs; the ib_device_ops table */
+extern const struct ib_device_ops softib_dev_ops;
+
+/* softib_cq.c: completion queues */
+int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		     struct ib_udata *udata);
+int softib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int softib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int softib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc, bool solicited);
+
+/* softib_qp.c: UD, GSI and SMI QPs, posting, multicast attachments */
+int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata);
+int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		     struct ib_udata *udata);
+int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_qp_init_attr *init);
+int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int softib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+int softib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr);
+int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+/*
+ * Deliver one received packet to one QP (P_Key/Q_Key/state checks, WC).
+ * With can_wait, returns -EAGAIN (and counts nothing) when the QP has no
+ * receive WQE posted, so that the fabric can retry; else 0.
+ */
+int softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt,
+		 bool can_wait);
+
+/* softib_fabric.c: packets, routing, faults, counters */
+struct softib_pkt *softib_pkt_alloc(u32 len, gfp_t gfp);
+void softib_pkt_free(struct softib_pkt *pkt);
+struct softib_pkt *softib_pkt_clone(const struct softib_pkt *pkt, gfp_t gfp);
+/*
+ * Deliver a packet that arrived at sdev (wire, loopback or inject): SA
+ * intercept, P_Key/Q_Key checks, unicast by DQPN or multicast by MLID,
+ * counters. Does not take ownership. Any context (BH ok, IRQs on).
+ */
+void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt);
+/* Put pkt on sdev's fabric as if sdev sent it; takes ownership; any context. */
+void softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt);
+int softib_fabric_min_mtu(void);	/* smallest port MTU in bytes */
+void softib_fabric_dev_init(struct softib_dev *sdev);
+void softib_fabric_dev_stop(struct softib_dev *sdev);	/* sleeps; drops queued packets */
+void softib_fabric_set_seed(u32 seed);
+extern unsigned int softib_loss_pct, softib_dup_pct, softib_reorder_pct, softib_corrupt_pct;
+extern u32 softib_seed;
+
+static inline void softib_count(struct softib_dev *sdev, enum softib_counter c)
+{
+	atomic64_inc(&sdev->counters[c]);
+}
+
+static inline void softib_count_add(struct softib_dev *sdev, enum softib_counter c, u64 n)
+{
+	atomic64_add(n, &sdev->counters[c]);
+}
+
+/* softib_debugfs.c */
+extern struct dentry *softib_debugfs_root;	/* /sys/kernel/debug/softib */
+void softib_debugfs_init(void);
+void softib_debugfs_exit(void);
+void softib_debugfs_dev_add(struct softib_dev *sdev);
+void softib_debugfs_dev_remove(struct softib_dev *sdev);
+
+#endif /* _SOFTIB_H */

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softib: debugfs knobs. /sys/kernel/debug/softib/<ibdev>/ holds the port
+ * events (state, lid, rereg, pkeys), the counters, frame injection and the
+ * one-shot failures; /sys/kernel/debug/softib/ holds the SM location and the
+ * fabric faults (the SA adds its sa_* files there too).
+ */
+#include <linux/ctype.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "softib.h"
+#include "softib_eth.h"
+
+#define SOFTIB_INJECT_MAX	8192	/* bytes of one injected frame */
+
+struct dentry *softib_debugfs_root;
+
+/* Copy a short user write into buf as a trimmed C string. */
+static int softib_dbg_read_user(const char __user *ubuf, size_t count, char *buf,
+				size_t size, char **out)
+{
+	if (!count || count >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	*out = strim(buf);
+	return 0;
+}
+
+/* state: ACTIVE/DOWN; write "up" or "down" */
+static int softib_state_show(struct seq_file *m, void *v)
+{
+	struct softib_dev *sdev = m->private;
+
+	seq_puts(m, softib_dev_active(sdev) ? "ACTIVE\n" : "DOWN\n");
+	return 0;
+}
+
+static int softib_state_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, softib_state_show, inode->i_private);
+}
+
+static ssize_t softib_state_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	struct softib_dev *sdev = file_inode(file)->i_private;
+	char buf[16], *s;
+	int err;
+
+	err = softib_dbg_read_user(ubuf, count, buf, sizeof(buf), &s);
+	if (err)
+		return err;
+	if (!strcasecmp(s, "up") || !strcasecmp(s, "active"))
+		softib_dev_port_event(sdev, true);
+	else if (!strcasecmp(s, "down"))
+		softib_dev_port_event(sdev, false);
+	else
+		return -EINVAL;
+	return count;
+}
+
+static const struct file_operations softib_state_fops = {
+	.owner = THIS_MODULE,
+	.open = softib_state_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = softib_state_write,
+};
+
+/* lid: hex */
+static int softib_lid_show(struct seq_file *m, void *v)
+{
+	struct softib_dev *sdev = m->private;
+
+	seq_printf(m, "0x%x\n", softib_dev_lid(sdev));
+	return 0;
+}
+
+static int softib_lid_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, softib_lid_show, inode->i_private);
+}
+
+static ssize_t softib_lid_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	struct softib_dev *sdev = file_inode(file)->i_private;
+	char buf[16], *s;
+	u16 lid;
+	int err;
+
+	err = softib_dbg_read_user(ubuf, count, buf, sizeof(buf), &s);
+	if (err)
+		return err;
+	if (kstrtou16(s, 16, &lid) || !lid || lid >= 0xc000)
+		return -EINVAL;
+	softib_dev_set_lid(sdev, lid);
+	return count;
+}
+
+static const struct file_operations softib_lid_fops = {
+	.owner = THIS_MODULE,
+	.open = softib_lid_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = softib_lid_write,
+};
+
+/* rereg: any write raises CLIENT_REREGISTER */
+static ssize_t softib_rereg_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	softib_dev_rereg(file_inode(file)->i_private);
+	return count;
+}
+
+static const struct file_operations softib_rereg_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = softib_rereg_write,
+	.llseek = noop_llseek,
+};
+
+/* pkeys: "IDX 0xPKEY" per nonzero entry; write "IDX 0xPKEY" (0 clears) */
+static int softib_pkeys_show(struct seq_file *m, void *v)
+{
+	struct softib_dev *sdev = m->private;
+	int i;
+
+	for (i = 0; i < SOFTIB_PKEY_TBL_LEN; i++) {
+		u16 pkey = READ_ONCE(sdev->pkeys[i]);
+
+		if (pkey)
+			seq_printf(m, "%d 0x%04x\n", i, pkey);
+	}
+	return 0;
+}
+
+static int softib_pkeys_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, softib_pkeys_show, inode->i_private);
+}
+
+static ssize_t softib_pkeys_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	struct softib_dev *sdev = file_inode(file)->i_private;
+	char buf[32], *s;
+	unsigned int idx, pkey;
+	int err;
+
+	err = softib_dbg_read_user(ubuf, count, buf, sizeof(buf), &s);
+	if (err)
+		return err;
+	if (sscanf(s, "%u %x", &idx, &pkey) != 2 || pkey > 0xffff)
+		return -EINVAL;
+	err = softib_dev_set_pkey(sdev, idx, pkey);
+	return err ? err : count;
+}
+
+static const struct file_operations softib_pkeys_fops = {
+	.owner = THIS_MODULE,
+	.open = softib_pkeys_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = softib_pkeys_write,
+};
+
+/* counters: "name value" per line */
+static int softib_counters_show(struct seq_file *m, void *v)
+{
+	struct softib_dev *sdev = m->private;
+	int i;
+
+	for (i = 0; i < SOFTIB_NR_COUNTERS; i++)
+		seq_printf(m, "%s %lld\n", softib_counter_names[i],
+			   atomic64_read(&sdev->counters[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(softib_counters);
+
+/* inject: hex bytes of one wire packet (LRH [GRH] BTH DETH payload ICRC) */
+static ssize_t softib_inject_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	struct softib_dev *sdev = file_inode(file)->i_private;
+	enum softib_counter why = SOFTIB_CNT_DROP_MALFORMED;
+	struct softib_pkt *pkt = NULL;
+	size_t i, len = 0;
+	char *text;
+	u8 *frame;
+	int hi = -1, err;
+
+	if (!count || count > 3 * SOFTIB_INJECT_MAX)
+		return -EINVAL;
+	text = memdup_user_nul(ubuf, count);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	frame = kmalloc(SOFTIB_INJECT_MAX, GFP_KERNEL);
+	if (!frame) {
+		err = -ENOMEM;
+		goto out_free_text;
+	}
+
+	for (i = 0; i < count; i++) {
+		int v;
+
+		if (isspace(text[i]) || text[i] == ':')
+			continue;
+		v = hex_to_bin(text[i]);
+		if (v < 0 || (hi < 0 && len == SOFTIB_INJECT_MAX)) {
+			err = -EINVAL;
+			goto out_free_frame;
+		}
+		if (hi < 0) {
+			hi = v;
+		} else {
+			frame[len++] = hi << 4 | v;
+			hi = -1;
+		}
+	}
+	if (hi >= 0 || !len) {
+		err = -EINVAL;
+		goto out_free_frame;
+	}
+
+	/* like a frame off the wire: a bad one is counted, not refused */
+	if (softib_wire_parse(frame, len, &pkt, &why)) {
+		softib_count(sdev, why);
+	} else {
+		softib_rx(sdev, pkt);
+		softib_pkt_free(pkt);
+	}
+	err = count;
+out_free_frame:
+	kfree(frame);
+out_free_text:
+	kfree(text);
+	return err;
+}
+
+static const struct file_operations softib_inject_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = softib_inject_write,
+	.llseek = noop_llseek,
+};
+
+/* fail_* and rx_starve: the next N operations fail */
+static int softib_atomic_get(void *data, u64 *val)
+{
+	*val = atomic_read((atomic_t *)data);
+	return 0;
+}
+
+static int softib_atomic_set(void *data, u64 val)
+{
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set((atomic_t *)data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_atomic_fops, softib_atomic_get, softib_atomic_set, "%llu\n");
+
+void softib_debugfs_dev_add(struct softib_dev *sdev)
+{
+	struct dentry *dir;
+
+	dir = debugfs_create_dir(dev_name(&sdev->ibdev.dev), softib_debugfs_root);
+	sdev->debugfs = dir;
+	debugfs_create_file("state", 0600, dir, sdev, &softib_state_fops);
+	debugfs_create_file("lid", 0600, dir, sdev, &softib_lid_fops);
+	debugfs_create_file("rereg", 0200, dir, sdev, &softib_rereg_fops);
+	debugfs_create_file("pkeys", 0600, dir, sdev, &softib_pkeys_fops);
+	debugfs_create_file("counters", 0400, dir, sdev, &softib_counters_fops);
+	debugfs_create_file("inject", 0200, dir, sdev, &softib_inject_fops);
+	debugfs_create_file_unsafe("fail_post_send", 0600, dir, &sdev->fail_post_send,
+				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("fail_create_ah", 0600, dir, &sdev->fail_create_ah,
+				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("fail_cq_overflow", 0600, dir, &sdev->fail_cq_overflow,
+				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("rx_starve", 0600, dir, &sdev->rx_starve,
+				   &softib_atomic_fops);
+}
+
+void softib_debugfs_dev_remove(struct softib_dev *sdev)
+{
+	/* waits for readers and writers of these files to leave */
+	debugfs_remove_recursive(sdev->debugfs);
+	sdev->debugfs = NULL;
+}
+
+/* sm: name of the SM's device; a write moves the SM */
+static int softib_sm_show(struct seq_file *m, void *v)
+{
+	struct softib_dev *sdev;
+	u16 lid = softib_sm_lid();
+	bool found = false;
+
+	mutex_lock(&softib_devs_lock);
+	list_for_each_entry(sdev, &softib_devs, list) {
+		if (softib_dev_lid(sdev) == lid) {
+			seq_printf(m, "%s\n", dev_name(&sdev->ibdev.dev));
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&softib_devs_lock);
+	if (!found)
+		seq_printf(m, "none (sm_lid 0x%x)\n", lid);
+	return 0;
+}
+
+static int softib_sm_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, softib_sm_show, inode->i_private);
+}
+
+static ssize_t softib_sm_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	struct softib_dev *sdev;
+	char buf[IB_DEVICE_NAME_MAX + 1], *s;
+	u16 lid = 0;
+	int err;
+
+	err = softib_dbg_read_user(ubuf, count, buf, sizeof(buf), &s);
+	if (err)
+		return err;
+	mutex_lock(&softib_devs_lock);
+	sdev = softib_dev_find_by_name(s);
+	if (sdev)
+		lid = softib_dev_lid(sdev);
+	mutex_unlock(&softib_devs_lock);
+	if (!sdev)
+		return -ENODEV;
+	softib_set_sm_lid(lid);
+	return count;
+}
+
+static const struct file_operations softib_sm_fops = {
+	.owner = THIS_MODULE,
+	.open = softib_sm_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = softib_sm_write,
+};
+
+static ssize_t softib_sm_restart_write(struct file *file, const char __user *ubuf,
+				       size_t count, loff_t *ppos)
+{
+	softib_sm_restart();
+	return count;
+}
+
+static const struct file_operations softib_sm_restart_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = softib_sm_restart_write,
+	.llseek = noop_llseek,
+};
+
+/* loss_pct, dup_pct, reorder_pct, corrupt_pct: 0..100 */
+static int softib_pct_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(*(unsigned int *)data);
+	return 0;
+}
+
+static int softib_pct_set(void *data, u64 val)
+{
+	if (val > 100)
+		return -EINVAL;
+	WRITE_ONCE(*(unsigned int *)data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_pct_fops, softib_pct_get, softib_pct_set, "%llu\n");
+
+static int softib_seed_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(softib_seed);
+	return 0;
+}
+
+static int softib_seed_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	softib_fabric_set_seed(val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_seed_fops, softib_seed_get, softib_seed_set, "%llu\n");
+
+void softib_debugfs_init(void)
+{
+	struct dentry *root;
+
+	root = debugfs_create_dir("softib", NULL);
+	softib_debugfs_root = root;
+	debugfs_create_file("sm", 0600, root, NULL, &softib_sm_fops);
+	debugfs_create_file("sm_restart", 0200, root, NULL, &softib_sm_restart_fops);
+	debugfs_create_file_unsafe("loss_pct", 0600, root, &softib_loss_pct, &softib_pct_fops);
+	debugfs_create_file_unsafe("dup_pct", 0600, root, &softib_dup_pct, &softib_pct_fops);
+	debugfs_create_file_unsafe("reorder_pct", 0600, root, &softib_reorder_pct,
+				   &softib_pct_fops);
+	debugfs_create_file_unsafe("corrupt_pct", 0600, root, &softib_corrupt_pct,
+				   &softib_pct_fops);
+	debugfs_create_file_unsafe("seed", 0600, root, NULL, &softib_seed_fops);
+}
+
+void softib_debugfs_exit(void)
+{
+	debugfs_remove_recursive(softib_debugfs_root);
+	softib_debugfs_root = NULL;
+}

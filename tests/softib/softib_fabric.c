@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softib: the fabric. A sent packet waits on its device's queue; the
+ * device's tx work applies the configured faults (loss, duplication,
+ * reordering, corruption) and routes it: on the in-kernel fabric to the port
+ * holding the DLID, or to every port with a QP attached to the multicast
+ * LID (the sender's own included); for a device bound to a netdev, to the
+ * Ethernet transport, looping back what is for the device itself.
+ * softib_rx() is the receive path of a port, whatever the packet came from.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/prandom.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_pack.h>
+#include <rdma/ib_verbs.h>
+
+#include "softib.h"
+#include "softib_eth.h"
+#include "softib_sa.h"
+
+#define SOFTIB_TXQ_MAX		4096	/* packets waiting per device */
+#define SOFTIB_TX_BUDGET	64	/* packets per tx_work round */
+#define SOFTIB_STALL_MAX	(HZ / 10)	/* longest wait for a receive WQE */
+
+const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
+	[SOFTIB_CNT_TX_PACKETS] = "tx_packets",
+	[SOFTIB_CNT_TX_BYTES] = "tx_bytes",
+	[SOFTIB_CNT_RX_PACKETS] = "rx_packets",
+	[SOFTIB_CNT_RX_BYTES] = "rx_bytes",
+	[SOFTIB_CNT_RX_MCAST] = "rx_mcast",
+	[SOFTIB_CNT_DROP_BAD_PKEY] = "drop_bad_pkey",
+	[SOFTIB_CNT_DROP_BAD_QKEY] = "drop_bad_qkey",
+	[SOFTIB_CNT_DROP_NO_QP] = "drop_no_qp",
+	[SOFTIB_CNT_DROP_NO_RWQE] = "drop_no_rwqe",
+	[SOFTIB_CNT_DROP_TOO_LONG] = "drop_too_long",
+	[SOFTIB_CNT_DROP_MALFORMED] = "drop_malformed",
+	[SOFTIB_CNT_DROP_QP_STATE] = "drop_qp_state",
+	[SOFTIB_CNT_DROP_FAULT] = "drop_fault",
+	[SOFTIB_CNT_DUP_FAULT] = "dup_fault",
+	[SOFTIB_CNT_REORDER_FAULT] = "reorder_fault",
+	[SOFTIB_CNT_CORRUPT_FAULT] = "corrupt_fault",
+	[SOFTIB_CNT_DROP_ICRC] = "drop_icrc",
+	[SOFTIB_CNT_DROP_LINK_DOWN] = "drop_link_down",
+	[SOFTIB_CNT_DROP_NO_ROUTE] = "drop_no_route",
+	[SOFTIB_CNT_RX_ERR_CQE] = "rx_err_cqe",
+	[SOFTIB_CNT_CQ_OVERFLOW] = "cq_overflow",
+	[SOFTIB_CNT_DROP_TXQ_FULL] = "drop_txq_full",
+};
+
+/* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */
+unsigned int softib_loss_pct, softib_dup_pct, softib_reorder_pct, softib_corrupt_pct;
+u32 softib_seed = 1;
+
+static DEFINE_SPINLOCK(softib_fault_lock);	/* protects softib_rnd */
+static struct rnd_state softib_rnd;
+
+void softib_fabric_set_seed(u32 seed)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&softib_fault_lock, flags);
+	WRITE_ONCE(softib_seed, seed);
+	prandom_seed_state(&softib_rnd, seed);
+	spin_unlock_irqrestore(&softib_fault_lock, flags);
+}
+
+/* true with probability pct percent, from the seeded fabric PRNG */
+static bool softib_chance(unsigned int pct)
+{
+	unsigned long flags;
+	u32 r;
+
+	if (!pct)
+		return false;
+	spin_lock_irqsave(&softib_fault_lock, flags);
+	r = prandom_u32_state(&softib_rnd);
+	spin_unlock_irqrestore(&softib_fault_lock, flags);
+	return r % 100 < pct;
+}
+
+struct softib_pkt *softib_pkt_alloc(u32 len, gfp_t gfp)
+{
+	struct softib_pkt *pkt;
+
+	pkt = kzalloc(struct_size(pkt, data, len), gfp);
+	if (!pkt)
+		return NULL;
+	INIT_LIST_HEAD(&pkt->list);
+	pkt->len = len;
+	return pkt;
+}
+
+void softib_pkt_free(struct softib_pkt *pkt)
+{
+	kfree(pkt);
+}
+
+struct softib_pkt *softib_pkt_clone(const struct softib_pkt *pkt, gfp_t gfp)
+{
+	struct softib_pkt *copy;
+
+	copy = kmemdup(pkt, struct_size(pkt, data, pkt->len), gfp);
+	if (copy)
+		INIT_LIST_HEAD(&copy->list);
+	return copy;
+}
+
+int softib_fabric_min_mtu(void)
+{
+	struct softib_dev *sdev;
+	int mtu = 4096;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(sdev, &softib_devs, list)
+		mtu = min(mtu, ib_mtu_enum_to_int(READ_ONCE(sdev->mtu)));
+	rcu_read_unlock();
+	return mtu;
+}
+
+static bool softib_mcast_wanted(struct softib_dev *sdev, const struct softib_pkt *pkt)
+{
+	struct softib_mcast_att *att;
+
+	list_for_each_entry_rcu(att, &sdev->mcast, list)
+		if (att->mlid == pkt->dlid)
+			return true;
+	return false;
+}
+
+static void softib_rx_mcast(struct softib_dev *sdev, const struct softib_pkt *pkt)
+{
+	struct softib_mcast_att *att;
+	bool any = false;
+
+	list_for_each_entry_rcu(att, &sdev->mcast, list) {
+		if (att->mlid != pkt->dlid)
+			continue;
+		if (pkt->has_grh && memcmp(&att->mgid, &pkt->grh.dgid, sizeof(att->mgid)))
+			continue;
+		if (!any)
+			softib_count(sdev, SOFTIB_CNT_RX_MCAST);
+		any = true;
+		softib_qp_rx(sdev, att->qp, pkt, false);
+	}
+	if (!any)
+		softib_count(sdev, SOFTIB_CNT_DROP_NO_QP);
+}
+
+/*
+ * The receive path of a port. With can_wait, a unicast packet whose QP has
+ * no receive WQE is not dropped: -EAGAIN tells the fabric to retry later.
+ */
+static int __softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt, bool can_wait)
+{
+	bool mcast = softib_lid_is_mcast(pkt->dlid);
+	bool mcast_qpn = pkt->dqpn == IB_MULTICAST_QPN;
+	struct softib_qp *qp;
+	int ret = 0;
+
+	local_bh_disable();
+	rcu_read_lock();
+
+	if (!softib_dev_active(sdev)) {
+		softib_count(sdev, SOFTIB_CNT_DROP_LINK_DOWN);
+		goto out;
+	}
+	if ((pkt->opcode != IB_OPCODE_UD_SEND_ONLY &&
+	     pkt->opcode != IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE) ||
+	    pkt->dqpn > 0xffffff || pkt->sqpn > 0xffffff || mcast != mcast_qpn) {
+		softib_count(sdev, SOFTIB_CNT_DROP_MALFORMED);
+		goto out;
+	}
+	if (pkt->len > ib_mtu_enum_to_int(READ_ONCE(sdev->mtu))) {
+		softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
+		goto out;
+	}
+	/* a multicast group this port did not join: filtered, not a drop */
+	if (mcast && !softib_mcast_wanted(sdev, pkt))
+		goto out;
+	if (!mcast && pkt->dlid != softib_dev_lid(sdev)) {
+		softib_count(sdev, SOFTIB_CNT_DROP_NO_ROUTE);
+		goto out;
+	}
+	/* the receiving port must hold the packet's P_Key */
+	if (softib_pkey_find(sdev, pkt->pkey) < 0) {
+		softib_count(sdev, SOFTIB_CNT_DROP_BAD_PKEY);
+		goto out;
+	}
+	if (mcast) {
+		softib_rx_mcast(sdev, pkt);
+		goto out;
+	}
+	/* the fabric-resident SA answers SubnAdm requests sent to the SM */
+	if (pkt->dqpn == 1 && pkt->dlid == softib_sm_lid() && softib_sa_handle(sdev, pkt))
+		goto out;
+
+	qp = xa_load(&sdev->qps, pkt->dqpn);
+	if (!qp) {
+		softib_count(sdev, SOFTIB_CNT_DROP_NO_QP);
+		goto out;
+	}
+	ret = softib_qp_rx(sdev, qp, pkt, can_wait);
+out:
+	rcu_read_unlock();
+	local_bh_enable();
+	return ret;
+}
+
+void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
+{
+	__softib_rx(sdev, pkt, false);
+}
+
+/* A corrupted packet fails the receiver's ICRC check. */
+static void softib_rx_corrupt(struct softib_dev *dst, const struct softib_pkt *pkt)
+{
+	if (softib_dev_active(dst) &&
+	    (!softib_lid_is_mcast(pkt->dlid) || softib_mcast_wanted(dst, pkt)))
+		softib_count(dst, SOFTIB_CNT_DROP_ICRC);
+}
+
+/*
+ * Route one packet sent by sdev and free it. Caller holds rcu_read_lock.
+ * With can_wait, returns -EAGAIN (pkt kept) if an in-kernel unicast target
+ * QP has no receive WQE: the link's flow control makes the sender wait.
+ */
+static int softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corrupt,
+			bool can_wait)
+{
+	bool mcast = softib_lid_is_mcast(pkt->dlid);
+	struct softib_dev *dst;
+	bool found = false;
+
+	if (!softib_dev_active(sdev)) {
+		softib_count(sdev, SOFTIB_CNT_DROP_LINK_DOWN);
+		goto out_free;
+	}
+
+	if (sdev->ndev) {
+		/* IB delivers multicast to the sender's own QPs too */
+		if (mcast || pkt->dlid == softib_dev_lid(sdev)) {
+			if (corrupt)
+				softib_rx_corrupt(sdev, pkt);
+			else
+				softib_rx(sdev, pkt);
+			if (!mcast)
+				goto out_free;
+		}
+		/* a corrupted frame fails the peer's ICRC check */
+		if (corrupt)
+			softib_eth_xmit_corrupt(sdev, pkt);
+		else
+			softib_eth_xmit(sdev, pkt);
+		return 0;
+	}
+
+	list_for_each_entry_rcu(dst, &softib_devs, list) {
+		if (dst->ndev)
+			continue;
+		if (!mcast && softib_dev_lid(dst) != pkt->dlid)
+			continue;
+		found = true;
+		if (corrupt)
+			softib_rx_corrupt(dst, pkt);
+		else if (mcast)
+			softib_rx(dst, pkt);
+		else if (__softib_rx(dst, pkt, can_wait) == -EAGAIN)
+			return -EAGAIN;
+		if (!mcast)
+			break;
+	}
+	if (!mcast && !found)
+		softib_count(sdev, SOFTIB_CNT_DROP_NO_ROUTE);
+out_free:
+	softib_pkt_free(pkt);
+	return 0;
+}
+
+/*
+ * Apply the fabric faults to a packet fresh off the queue, then route it
+ * (and a held one after it). Returns false if it stalled.
+ */
+static bool softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
+{
+	bool corrupt;
+
+	if (softib_chance(READ_ONCE(softib_loss_pct))) {
+		softib_count(sdev, SOFTIB_CNT_DROP_FAULT);
+		softib_pkt_free(pkt);
+		return true;
+	}
+	corrupt = softib_chance(READ_ONCE(softib_corrupt_pct));
+	if (corrupt)
+		softib_count(sdev, SOFTIB_CNT_CORRUPT_FAULT);
+	if (softib_chance(READ_ONCE(softib_dup_pct))) {
+		struct softib_pkt *dup = softib_pkt_clone(pkt, GFP_ATOMIC);
+
+		if (dup) {
+			softib_count(sdev, SOFTIB_CNT_DUP_FAULT);
+			softib_route(sdev, dup, corrupt, false);
+		}
+	}
+	if (!sdev->held && softib_chance(READ_ONCE(softib_reorder_pct))) {
+		/* goes out after the next packet */
+		sdev->held = pkt;
+		softib_count(sdev, SOFTIB_CNT_REORDER_FAULT);
+		return true;
+	}
+
+	if (softib_route(sdev, pkt, corrupt, true) == -EAGAIN) {
+		sdev->stalled = pkt;
+		sdev->stall_since = jiffies;
+		return false;
+	}
+	if (sdev->held) {
+		pkt = sdev->held;
+		sdev->held = NULL;
+		softib_route(sdev, pkt, false, false);
+	}
+	return true;
+}
+
+/* Retry the stalled packet; true if it is gone (delivered or given up on). */
+static bool softib_tx_unstall(struct softib_dev *sdev)
+{
+	bool can_wait = time_before(jiffies, sdev->stall_since + SOFTIB_STALL_MAX);
+	struct softib_pkt *pkt = sdev->stalled;
+
+	if (softib_route(sdev, pkt, false, can_wait) == -EAGAIN)
+		return false;
+	sdev->stalled = NULL;
+	if (sdev->held) {
+		pkt = sdev->held;
+		sdev->held = NULL;
+		softib_route(sdev, pkt, false, false);
+	}
+	return true;
+}
+
+static void softib_tx_work(struct work_struct *work)
+{
+	struct softib_dev *sdev = container_of(to_delayed_work(work), struct softib_dev, tx_work);
+	struct softib_pkt *pkt;
+	unsigned long flags;
+	int budget = SOFTIB_TX_BUDGET;
+	bool stalled = false;
+
+	rcu_read_lock();
+	if (sdev->stalled)
+		stalled = !softib_tx_unstall(sdev);
+	while (!stalled && budget--) {
+		spin_lock_irqsave(&sdev->txq_lock, flags);
+		pkt = list_first_entry_or_null(&sdev->txq, struct softib_pkt, list);
+		if (pkt) {
+			list_del_init(&pkt->list);
+			sdev->txq_len--;
+		}
+		spin_unlock_irqrestore(&sdev->txq_lock, flags);
+		if (!pkt)
+			break;
+		stalled = !softib_tx_one(sdev, pkt);
+	}
+	rcu_read_unlock();
+
+	if (stalled) {
+		/* poll the receiver again at the next tick */
+		queue_delayed_work(system_unbound_wq, &sdev->tx_work, 1);
+		return;
+	}
+
+	spin_lock_irqsave(&sdev->txq_lock, flags);
+	if (sdev->txq_len) {
+		queue_delayed_work(system_unbound_wq, &sdev->tx_work, 0);
+		pkt = NULL;
+	} else {
+		/* nothing to swap a held packet with: let it go */
+		pkt = sdev->held;
+		sdev->held = NULL;
+	}
+	spin_unlock_irqrestore(&sdev->txq_lock, flags);
+	if (pkt) {
+		rcu_read_lock();
+		softib_route(sdev, pkt, false, false);
+		rcu_read_unlock();
+	}
+}
+
+void softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt)
+{
+	unsigned long flags;
+	bool queued = false;
+
+	spin_lock_irqsave(&sdev->txq_lock, flags);
+	if (!sdev->tx_dead && sdev->txq_len < SOFTIB_TXQ_MAX) {
+		list_add_tail(&pkt->list, &sdev->txq);
+		sdev->txq_len++;
+		queue_delayed_work(system_unbound_wq, &sdev->tx_work, 0);
+		queued = true;
+	}
+	spin_unlock_irqrestore(&sdev->txq_lock, flags);
+
+	if (!queued) {
+		softib_count(sdev, SOFTIB_CNT_DROP_TXQ_FULL);
+		softib_pkt_free(pkt);
+	}
+}
+
+void softib_fabric_dev_init(struct softib_dev *sdev)
+{
+	spin_lock_init(&sdev->txq_lock);
+	INIT_LIST_HEAD(&sdev->txq);
+	INIT_DELAYED_WORK(&sdev->tx_work, softib_tx_work);
+}
+
+void softib_fabric_dev_stop(struct softib_dev *sdev)
+{
+	struct softib_pkt *pkt, *tmp;
+	unsigned long flags;
+	LIST_HEAD(purge);
+
+	spin_lock_irqsave(&sdev->txq_lock, flags);
+	sdev->tx_dead = true;
+	spin_unlock_irqrestore(&sdev->txq_lock, flags);
+
+	cancel_delayed_work_sync(&sdev->tx_work);
+
+	spin_lock_irqsave(&sdev->txq_lock, flags);
+	list_splice_init(&sdev->txq, &purge);
+	sdev->txq_len = 0;
+	spin_unlock_irqrestore(&sdev->txq_lock, flags);
+
+	list_for_each_entry_safe(pkt, tmp, &purge, list)
+		softib_pkt_free(pkt);
+	softib_pkt_free(sdev->held);
+	sdev->held = NULL;
+	softib_pkt_free(sdev->stalled);
+	sdev->stalled = NULL;
+}

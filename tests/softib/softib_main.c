@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softib: module init/exit, parameters, the private device list and device
+ * lifetime (create, register, unregister, dealloc).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/device.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/rculist.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+
+#include "softib.h"
+#include "softib_eth.h"
+#include "softib_sa.h"
+
+static unsigned int ndevs = 2;
+module_param(ndevs, uint, 0444);
+MODULE_PARM_DESC(ndevs, "number of devices on the in-kernel fabric (LIDs 1..ndevs)");
+
+unsigned int softib_port_mtu = 4096;
+module_param_named(port_mtu, softib_port_mtu, uint, 0444);
+MODULE_PARM_DESC(port_mtu, "IB MTU of the ports in bytes: 256, 512, 1024, 2048 or 4096");
+
+/* Every device softib made, whichever way: module load or rdma link add. */
+LIST_HEAD(softib_devs);
+DEFINE_MUTEX(softib_devs_lock);	/* protects softib_devs (writers) */
+
+/* Parent of every softib ib_device (ULPs expect an HCA to have one). */
+static struct device *softib_root;
+
+u64 softib_guid_from_lid(u16 lid)
+{
+	return SOFTIB_GUID_BASE | lid;
+}
+
+static enum ib_mtu softib_mtu_for(struct net_device *ndev)
+{
+	int bytes = softib_port_mtu;
+
+	if (ndev)
+		bytes = min_t(int, bytes, (int)ndev->mtu - SOFTIB_WIRE_OVERHEAD);
+	if (bytes >= 4096)
+		return IB_MTU_4096;
+	if (bytes >= 2048)
+		return IB_MTU_2048;
+	if (bytes >= 1024)
+		return IB_MTU_1024;
+	if (bytes >= 512)
+		return IB_MTU_512;
+	return IB_MTU_256;
+}
+
+struct softib_dev *softib_dev_find_by_name(const char *name)
+{
+	struct softib_dev *sdev;
+
+	lockdep_assert_held(&softib_devs_lock);
+	list_for_each_entry(sdev, &softib_devs, list)
+		if (!strcmp(dev_name(&sdev->ibdev.dev), name))
+			return sdev;
+	return NULL;
+}
+
+struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, u16 lid)
+{
+	struct softib_dev *sdev;
+	int err;
+
+	if (!lid || softib_lid_is_mcast(lid) || lid == 0xffff)
+		return ERR_PTR(-EINVAL);
+
+	sdev = ib_alloc_device(softib_dev, ibdev);
+	if (!sdev)
+		return ERR_PTR(-ENOMEM);
+
+	INIT_LIST_HEAD(&sdev->list);
+	mutex_init(&sdev->cfg_lock);
+	sdev->ndev = ndev;
+	sdev->lid = lid;
+	sdev->guid = softib_guid_from_lid(lid);
+	sdev->mtu = softib_mtu_for(ndev);
+	sdev->state = SOFTIB_PORT_ACTIVE;
+	if (ndev && !(netif_running(ndev) && netif_carrier_ok(ndev)))
+		sdev->state = SOFTIB_PORT_DOWN;
+	sdev->port_cap_flags = IB_PORT_CLIENT_REG_SUP | IB_PORT_SYS_IMAGE_GUID_SUP;
+	sdev->pkeys[0] = 0xffff;
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	sdev->next_qpn = 0x48;
+	spin_lock_init(&sdev->mcast_lock);
+	INIT_LIST_HEAD(&sdev->mcast);
+	softib_fabric_dev_init(sdev);
+
+	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
+	sdev->ibdev.node_guid = cpu_to_be64(sdev->guid);
+	sdev->ibdev.phys_port_cnt = 1;
+	sdev->ibdev.num_comp_vectors = 1;
+	sdev->ibdev.local_dma_lkey = 0;
+	sdev->ibdev.dev.parent = softib_root;
+	strscpy(sdev->ibdev.node_desc, "softib", sizeof(sdev->ibdev.node_desc));
+	ib_set_device_ops(&sdev->ibdev, &softib_dev_ops);
+
+	if (ndev) {
+		err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+		if (err)
+			goto err_dealloc;
+	}
+
+	/* Routable from now on: ib_mad talks to the SA during registration. */
+	mutex_lock(&softib_devs_lock);
+	list_add_tail_rcu(&sdev->list, &softib_devs);
+	mutex_unlock(&softib_devs_lock);
+
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err)
+		goto err_dealloc;	/* dealloc_driver unlinks it */
+
+	softib_debugfs_dev_add(sdev);
+	ibdev_dbg(&sdev->ibdev, "created, lid 0x%x%s%s\n", lid,
+		  ndev ? " netdev " : "", ndev ? netdev_name(ndev) : "");
+	return sdev;
+
+err_dealloc:
+	ib_dealloc_device(&sdev->ibdev);
+	return ERR_PTR(err);
+}
+
+void softib_dev_destroy(struct softib_dev *sdev)
+{
+	ib_unregister_device(&sdev->ibdev);
+}
+
+/*
+ * ops.dealloc_driver: the core has removed every client, so no QP, CQ or AH
+ * is left. Runs on unregistration (whoever asked for it) and when
+ * registration fails.
+ */
+void softib_dev_dealloc(struct softib_dev *sdev)
+{
+	bool listed;
+
+	if (sdev->ndev)
+		softib_eth_detach(sdev);
+
+	mutex_lock(&softib_devs_lock);
+	listed = !list_empty(&sdev->list);
+	if (listed)
+		list_del_rcu(&sdev->list);
+	mutex_unlock(&softib_devs_lock);
+	if (listed)
+		synchronize_rcu();	/* no fabric walk sees sdev any more */
+
+	softib_debugfs_dev_remove(sdev);
+	softib_fabric_dev_stop(sdev);
+	xa_destroy(&sdev->qps);
+	mutex_destroy(&sdev->cfg_lock);
+}
+
+static void softib_destroy_all(void)
+{
+	struct softib_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&softib_devs_lock);
+		sdev = list_first_entry_or_null(&softib_devs, struct softib_dev, list);
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		mutex_unlock(&softib_devs_lock);
+		if (!sdev)
+			break;
+		/* Fenced against a concurrent unregistration by the core. */
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static int __init softib_init(void)
+{
+	struct softib_dev *sdev;
+	char name[IB_DEVICE_NAME_MAX];
+	unsigned int i;
+	int err;
+
+	if (ib_mtu_int_to_enum(softib_port_mtu) == IB_MTU_256 && softib_port_mtu != 256) {
+		pr_err("port_mtu %u is not an IB MTU\n", softib_port_mtu);
+		return -EINVAL;
+	}
+	if (ndevs > 0xbfff)
+		return -EINVAL;
+
+	softib_root = root_device_register("softib");
+	if (IS_ERR(softib_root))
+		return PTR_ERR(softib_root);
+
+	softib_fabric_set_seed(1);
+	softib_debugfs_init();
+
+	err = softib_sa_init(softib_debugfs_root);
+	if (err)
+		goto err_debugfs;
+
+	for (i = 0; i < ndevs; i++) {
+		snprintf(name, sizeof(name), "sib%u", i);
+		sdev = softib_dev_create(name, NULL, i + 1);
+		if (IS_ERR(sdev)) {
+			err = PTR_ERR(sdev);
+			pr_err("creating %s failed: %d\n", name, err);
+			goto err_devs;
+		}
+	}
+
+	err = softib_eth_init();
+	if (err)
+		goto err_devs;
+
+	return 0;
+
+err_devs:
+	softib_destroy_all();
+	softib_sa_exit();
+err_debugfs:
+	softib_debugfs_exit();
+	root_device_unregister(softib_root);
+	return err;
+}
+
+static void __exit softib_exit(void)
+{
+	softib_eth_exit();
+	softib_destroy_all();
+	softib_sa_exit();
+	softib_debugfs_exit();
+	root_device_unregister(softib_root);
+}
+
+module_init(softib_init);
+module_exit(softib_exit);
+
+MODULE_DESCRIPTION("softib: software InfiniBand HCA and fabric for testing IB ULPs");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_RDMA_LINK("softib");

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softib: port configuration (state, LID, P_Key table, MTU), the SM's
+ * location and the IB events a real subnet manager would cause.
+ */
+#include <linux/module.h>
+#include <linux/rculist.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+#include "softib.h"
+#include "softib_sa.h"
+
+static ushort sm_lid = 1;
+module_param(sm_lid, ushort, 0444);
+MODULE_PARM_DESC(sm_lid, "LID of the port that acts as the SM/SA (default 1)");
+
+u16 softib_sm_lid(void)
+{
+	return READ_ONCE(sm_lid);
+}
+
+void softib_dispatch_port_event(struct softib_dev *sdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ibdev_dbg(&sdev->ibdev, "event %s\n", ib_event_msg(type));
+	ib_dispatch_event(&ev);
+}
+
+static void softib_dispatch_all(enum ib_event_type type)
+{
+	struct softib_dev *sdev;
+
+	mutex_lock(&softib_devs_lock);
+	list_for_each_entry(sdev, &softib_devs, list)
+		softib_dispatch_port_event(sdev, type);
+	mutex_unlock(&softib_devs_lock);
+}
+
+void softib_set_sm_lid(u16 lid)
+{
+	WRITE_ONCE(sm_lid, lid);
+	softib_dispatch_all(IB_EVENT_SM_CHANGE);
+}
+
+void softib_sm_restart(void)
+{
+	softib_sa_restart();
+	softib_dispatch_all(IB_EVENT_CLIENT_REREGISTER);
+}
+
+void softib_dev_port_event(struct softib_dev *sdev, bool up)
+{
+	enum softib_port_state new = up ? SOFTIB_PORT_ACTIVE : SOFTIB_PORT_DOWN;
+	bool changed;
+
+	mutex_lock(&sdev->cfg_lock);
+	changed = READ_ONCE(sdev->state) != new;
+	WRITE_ONCE(sdev->state, new);
+	mutex_unlock(&sdev->cfg_lock);
+
+	/* State first: the handlers run later and query the port. */
+	if (changed)
+		softib_dispatch_port_event(sdev, up ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
+}
+
+void softib_dev_set_lid(struct softib_dev *sdev, u16 lid)
+{
+	bool was_sm;
+
+	mutex_lock(&sdev->cfg_lock);
+	was_sm = READ_ONCE(sdev->lid) == softib_sm_lid();
+	WRITE_ONCE(sdev->lid, lid);
+	mutex_unlock(&sdev->cfg_lock);
+
+	softib_dispatch_port_event(sdev, IB_EVENT_LID_CHANGE);
+	/* The SM moves with its port, as the SM's own LID changed. */
+	if (was_sm)
+		softib_set_sm_lid(lid);
+	/*
+	 * The SM asks clients to reregister after it moved a LID: every port,
+	 * since any of them may hold a path to the old LID.
+	 */
+	softib_dispatch_all(IB_EVENT_CLIENT_REREGISTER);
+}
+
+void softib_dev_rereg(struct softib_dev *sdev)
+{
+	softib_dispatch_port_event(sdev, IB_EVENT_CLIENT_REREGISTER);
+}
+
+int softib_dev_set_pkey(struct softib_dev *sdev, unsigned int idx, u16 pkey)
+{
+	if (idx >= SOFTIB_PKEY_TBL_LEN)
+		return -EINVAL;
+	/* Index 0 holds the default partition: ib_mad and ib_sa rely on it. */
+	if (idx == 0 && pkey != 0xffff)
+		return -EINVAL;
+
+	mutex_lock(&sdev->cfg_lock);
+	WRITE_ONCE(sdev->pkeys[idx], pkey);
+	mutex_unlock(&sdev->cfg_lock);
+
+	softib_dispatch_port_event(sdev, IB_EVENT_PKEY_CHANGE);
+	return 0;
+}
+
+void softib_dev_set_mtu(struct softib_dev *sdev, enum ib_mtu mtu)
+{
+	mutex_lock(&sdev->cfg_lock);
+	WRITE_ONCE(sdev->mtu, mtu);
+	mutex_unlock(&sdev->cfg_lock);
+	softib_dispatch_port_event(sdev, IB_EVENT_CLIENT_REREGISTER);
+}
+
+/*
+ * Two P_Keys match when their low 15 bits are equal, not zero, and at least
+ * one of them is a full member (bit 15): two limited members cannot talk.
+ */
+bool softib_pkey_match(u16 a, u16 b)
+{
+	if (!(a & 0x7fff) || (a & 0x7fff) != (b & 0x7fff))
+		return false;
+	return (a | b) & 0x8000;
+}
+
+/* Index of the port's entry that admits pkey (exact value preferred), or -1. */
+int softib_pkey_find(struct softib_dev *sdev, u16 pkey)
+{
+	int i, match = -1;
+
+	for (i = 0; i < SOFTIB_PKEY_TBL_LEN; i++) {
+		u16 entry = READ_ONCE(sdev->pkeys[i]);
+
+		if (entry == pkey && (entry & 0x7fff))
+			return i;
+		if (match < 0 && softib_pkey_match(entry, pkey))
+			match = i;
+	}
+	return match;
+}

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softib wire format: the IB packet carried by the Ethernet transport and
+ * accepted by the per-device "inject" debugfs knob.
+ *
+ *   LRH (8) [GRH (40)] BTH (12) DETH (8) [ImmDt (4)] payload pad ICRC (4)
+ *
+ * Only UD SEND_ONLY and SEND_ONLY_WITH_IMMEDIATE are carried (UD, GSI and
+ * SMI QPs).  The ICRC is a plain CRC-32 (the Ethernet/zlib one) over every
+ * byte before it, stored little-endian; unlike a real HCA no field is
+ * masked, which is enough to detect corruption on the simulated wire.
+ *
+ * The parser trusts nothing: every length and field is checked before use,
+ * and nothing it finds is logged or warned about; the caller counts the
+ * returned reason.
+ */
+
+#include <linux/crc32.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <asm/unaligned.h>
+#include <rdma/ib_pack.h>
+#include <rdma/ib_verbs.h>
+
+#include "softib.h"
+#include "softib_eth.h"
+
+/* LRH */
+#define SOFTIB_LRH_VL_SHIFT	4
+#define SOFTIB_LRH_VL15		15
+#define SOFTIB_LRH_LVER_MASK	0x0f
+#define SOFTIB_LRH_SL_SHIFT	4
+#define SOFTIB_LRH_LNH_MASK	0x03
+#define SOFTIB_LRH_RSV_MASK	0x0c
+#define SOFTIB_LRH_PKTLEN_MASK	0x07ff
+
+/* GRH */
+#define SOFTIB_GRH_IPVER_SHIFT	28
+#define SOFTIB_GRH_IPVER	6
+#define SOFTIB_GRH_NEXT_HDR	0x1b
+
+/* BTH */
+#define SOFTIB_BTH_SE		0x80
+#define SOFTIB_BTH_PAD_SHIFT	4
+#define SOFTIB_BTH_PAD_MASK	0x03
+#define SOFTIB_BTH_TVER_MASK	0x0f
+
+#define SOFTIB_QPN_MASK		0xffffff
+#define SOFTIB_LID_MCAST_BASE	0xc000
+#define SOFTIB_LID_PERMISSIVE	0xffff
+
+#define SOFTIB_IMM_BYTES	4
+
+static bool softib_wire_has_imm(u8 opcode)
+{
+	return opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE;
+}
+
+static size_t softib_wire_hdr_len(bool has_grh, bool has_imm)
+{
+	return IB_LRH_BYTES + (has_grh ? IB_GRH_BYTES : 0) + IB_BTH_BYTES +
+	       IB_DETH_BYTES + (has_imm ? SOFTIB_IMM_BYTES : 0);
+}
+
+static u32 softib_wire_pad(u32 len)
+{
+	return (4 - (len & 3)) & 3;
+}
+
+static u32 softib_wire_icrc(const u8 *buf, size_t len)
+{
+	return ~crc32_le(~0U, buf, len);
+}
+
+/**
+ * softib_wire_len - bytes softib_wire_build() writes for a packet
+ * @pkt: the packet
+ *
+ * Return: the length from the first byte of the LRH to the last byte of
+ * the ICRC.
+ */
+size_t softib_wire_len(const struct softib_pkt *pkt)
+{
+	return softib_wire_hdr_len(pkt->has_grh,
+				   softib_wire_has_imm(pkt->opcode)) +
+	       pkt->len + softib_wire_pad(pkt->len) + IB_ICRC_BYTES;
+}
+
+/**
+ * softib_wire_build - write a packet in wire format
+ * @pkt: the packet; its fields are trusted (they come from the core)
+ * @buf: softib_wire_len(@pkt) bytes
+ *
+ * The GRH is copied from @pkt as it is, except for the fields this
+ * function owns: IP version 6, next header 0x1B and PayLen.
+ */
+void softib_wire_build(const struct softib_pkt *pkt, u8 *buf)
+{
+	size_t total = softib_wire_len(pkt);
+	u32 pad = softib_wire_pad(pkt->len);
+	u8 vl = pkt->dqpn == 0 ? SOFTIB_LRH_VL15 : 0;
+	u8 *p = buf;
+
+	/* LRH: VL | LVer 0, SL | LNH, DLID, PktLen (words, incl. ICRC), SLID */
+	p[0] = vl << SOFTIB_LRH_VL_SHIFT;
+	p[1] = (pkt->sl & 0x0f) << SOFTIB_LRH_SL_SHIFT |
+	       (pkt->has_grh ? IB_LNH_IBA_GLOBAL : IB_LNH_IBA_LOCAL);
+	put_unaligned_be16(pkt->dlid, p + 2);
+	put_unaligned_be16((total / 4) & SOFTIB_LRH_PKTLEN_MASK, p + 4);
+	put_unaligned_be16(pkt->slid, p + 6);
+	p += IB_LRH_BYTES;
+
+	if (pkt->has_grh) {
+		struct ib_grh grh = pkt->grh;
+		u32 vtf = be32_to_cpu(grh.version_tclass_flow);
+
+		vtf &= ~(0xfU << SOFTIB_GRH_IPVER_SHIFT);
+		vtf |= SOFTIB_GRH_IPVER << SOFTIB_GRH_IPVER_SHIFT;
+		grh.version_tclass_flow = cpu_to_be32(vtf);
+		grh.paylen = cpu_to_be16(total - IB_LRH_BYTES - IB_GRH_BYTES);
+		grh.next_hdr = SOFTIB_GRH_NEXT_HDR;
+		memcpy(p, &grh, IB_GRH_BYTES);
+		p += IB_GRH_BYTES;
+	}
+
+	/* BTH: opcode, SE|M|PadCnt|TVer, P_Key, resv8 | DestQP, A | PSN */
+	p[0] = pkt->opcode;
+	p[1] = (softib_wire_has_imm(pkt->opcode) ? SOFTIB_BTH_SE : 0) |
+	       pad << SOFTIB_BTH_PAD_SHIFT;
+	put_unaligned_be16(pkt->pkey, p + 2);
+	put_unaligned_be32(pkt->dqpn & SOFTIB_QPN_MASK, p + 4);
+	put_unaligned_be32(0, p + 8);
+	p += IB_BTH_BYTES;
+
+	/* DETH: Q_Key, resv8 | SrcQP */
+	put_unaligned_be32(pkt->qkey, p);
+	put_unaligned_be32(pkt->sqpn & SOFTIB_QPN_MASK, p + 4);
+	p += IB_DETH_BYTES;
+
+	if (softib_wire_has_imm(pkt->opcode)) {
+		memcpy(p, &pkt->imm, SOFTIB_IMM_BYTES);
+		p += SOFTIB_IMM_BYTES;
+	}
+
+	memcpy(p, pkt->data, pkt->len);
+	p += pkt->len;
+	memset(p, 0, pad);
+	p += pad;
+
+	put_unaligned_le32(softib_wire_icrc(buf, p - buf), p);
+}
+
+/* Check the DLID/DQPN/GRH combination: what IB allows a UD packet. */
+static bool softib_wire_addr_ok(u16 dlid, u16 slid, u32 dqpn, bool has_grh)
+{
+	if (!dlid || !slid || slid >= SOFTIB_LID_MCAST_BASE)
+		return false;
+	if (dlid == SOFTIB_LID_PERMISSIVE)	/* directed-route SMPs only */
+		return dqpn == 0;
+	if (dlid >= SOFTIB_LID_MCAST_BASE)	/* multicast: GRH, QPN 0xFFFFFF */
+		return has_grh && dqpn == IB_MULTICAST_QPN;
+	return dqpn != IB_MULTICAST_QPN;
+}
+
+/**
+ * softib_wire_parse - check and decode one wire packet
+ * @buf: the packet, from the first byte of the LRH to the last of the ICRC
+ * @len: its length; must be exactly the LRH PktLen
+ * @out: on success, a new packet (softib_pkt_free() it)
+ * @why: on failure, the counter to bump
+ *
+ * Safe on any input, in any context (allocates with GFP_ATOMIC).
+ *
+ * Return: 0; -EINVAL for a malformed packet and -EMSGSIZE for a payload
+ * larger than the largest IB MTU (@why: drop_malformed); -EBADMSG for an
+ * ICRC mismatch (@why: drop_icrc); -ENOMEM (@why: drop_no_rwqe).
+ */
+int softib_wire_parse(const u8 *buf, size_t len, struct softib_pkt **out,
+		      enum softib_counter *why)
+{
+	u32 pktlen, dqpn, sqpn, qkey, pad, plen;
+	bool has_grh, has_imm;
+	struct softib_pkt *pkt;
+	u16 dlid, slid, pkey;
+	const u8 *p = buf;
+	struct ib_grh grh;
+	size_t hdr;
+	u8 opcode;
+	u8 sl;
+
+	*out = NULL;
+	*why = SOFTIB_CNT_DROP_MALFORMED;
+
+	/* LRH, and the length it claims, before anything else */
+	if (len < IB_LRH_BYTES)
+		return -EINVAL;
+	pktlen = (get_unaligned_be16(p + 4) & SOFTIB_LRH_PKTLEN_MASK) * 4;
+	if (pktlen != len)
+		return -EINVAL;
+	if ((p[0] & SOFTIB_LRH_LVER_MASK) || (p[1] & SOFTIB_LRH_RSV_MASK))
+		return -EINVAL;
+	switch (p[1] & SOFTIB_LRH_LNH_MASK) {
+	case IB_LNH_IBA_LOCAL:
+		has_grh = false;
+		break;
+	case IB_LNH_IBA_GLOBAL:
+		has_grh = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	sl = p[1] >> SOFTIB_LRH_SL_SHIFT;
+	dlid = get_unaligned_be16(p + 2);
+	slid = get_unaligned_be16(p + 6);
+
+	/* the shortest packet this LNH allows, then the ICRC over it */
+	if (len < softib_wire_hdr_len(has_grh, false) + IB_ICRC_BYTES)
+		return -EINVAL;
+	if (get_unaligned_le32(buf + len - IB_ICRC_BYTES) !=
+	    softib_wire_icrc(buf, len - IB_ICRC_BYTES)) {
+		*why = SOFTIB_CNT_DROP_ICRC;
+		return -EBADMSG;
+	}
+	p += IB_LRH_BYTES;
+
+	if (has_grh) {
+		memcpy(&grh, p, IB_GRH_BYTES);
+		if (be32_to_cpu(grh.version_tclass_flow) >>
+		    SOFTIB_GRH_IPVER_SHIFT != SOFTIB_GRH_IPVER)
+			return -EINVAL;
+		if (grh.next_hdr != SOFTIB_GRH_NEXT_HDR)
+			return -EINVAL;
+		if (be16_to_cpu(grh.paylen) != len - IB_LRH_BYTES - IB_GRH_BYTES)
+			return -EINVAL;
+		p += IB_GRH_BYTES;
+	}
+
+	/* BTH */
+	opcode = p[0];
+	if (opcode != IB_OPCODE_UD_SEND_ONLY &&
+	    opcode != IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE)
+		return -EINVAL;
+	has_imm = softib_wire_has_imm(opcode);
+	if (p[1] & SOFTIB_BTH_TVER_MASK)
+		return -EINVAL;
+	pad = (p[1] >> SOFTIB_BTH_PAD_SHIFT) & SOFTIB_BTH_PAD_MASK;
+	pkey = get_unaligned_be16(p + 2);
+	dqpn = get_unaligned_be32(p + 4) & SOFTIB_QPN_MASK;
+	p += IB_BTH_BYTES;
+
+	/* DETH */
+	qkey = get_unaligned_be32(p);
+	sqpn = get_unaligned_be32(p + 4) & SOFTIB_QPN_MASK;
+	p += IB_DETH_BYTES;
+
+	hdr = softib_wire_hdr_len(has_grh, has_imm);
+	if (len < hdr + IB_ICRC_BYTES)
+		return -EINVAL;
+	plen = len - hdr - IB_ICRC_BYTES;	/* payload + pad */
+	if (pad > plen)
+		return -EINVAL;
+	plen -= pad;
+	if (plen > SOFTIB_WIRE_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	if (!softib_wire_addr_ok(dlid, slid, dqpn, has_grh))
+		return -EINVAL;
+
+	pkt = softib_pkt_alloc(plen, GFP_ATOMIC);
+	if (!pkt) {
+		*why = SOFTIB_CNT_DROP_NO_RWQE;	/* no buffer for it */
+		return -ENOMEM;
+	}
+	pkt->slid = slid;
+	pkt->dlid = dlid;
+	pkt->sl = sl;
+	pkt->has_grh = has_grh;
+	if (has_grh)
+		pkt->grh = grh;
+	pkt->opcode = opcode;
+	pkt->pkey = pkey;
+	pkt->dqpn = dqpn;
+	pkt->qkey = qkey;
+	pkt->sqpn = sqpn;
+	if (has_imm) {
+		memcpy(&pkt->imm, p, SOFTIB_IMM_BYTES);
+		p += SOFTIB_IMM_BYTES;
+	}
+	pkt->len = plen;
+	memcpy(pkt->data, p, plen);
+
+	*out = pkt;
+	return 0;
+}
