@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ib_ipoib: IP over InfiniBand, datagram mode (RFC 4391).
+ *
+ * Shared types and prototypes, grouped by the file that implements them.
+ *
+ * Lock order (take a lock only while holding locks from lines above it):
+ *
+ *   1. rtnl_lock                 ndo_open/ndo_stop, carrier work (trylock only)
+ *   2. priv->op_mutex            starting/stopping the UD QP and rings
+ *   3. priv->mcast_mutex         the multicast group list and join/leave state
+ *   4. netif_tx_lock (per queue) ndo_start_xmit
+ *   5. priv->table_lock          writers of the neighbour, path and group hashes
+ *   6. path->lock, mc->lock      one path's / one group's state and wait queue
+ *
+ * Readers of the three hashes use RCU only; nothing on the per-packet
+ * transmit path takes a device-wide lock once a neighbour entry exists.
+ * Work items run on the per-device ordered workqueue priv->wq and never
+ * take rtnl_lock except with rtnl_trylock(), so ndo_stop (under rtnl) may
+ * cancel them synchronously.
+ */
+#ifndef IPOIB_H
+#define IPOIB_H
+
+#include <linux/netdevice.h>
+#include <linux/if_infiniband.h>
+#include <linux/rhashtable.h>
+#include <linux/skbuff.h>
+#include <linux/u64_stats_sync.h>
+#include <linux/workqueue.h>
+#include <linux/llist.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_sa.h>
+
+#define IPOIB_ENCAP_LEN		4	/* type + reserved, RFC 4391 section 6 */
+#define IPOIB_PSEUDO_LEN	INFINIBAND_ALEN	/* destination carried to xmit */
+#define IPOIB_HARD_LEN		(IPOIB_PSEUDO_LEN + IPOIB_ENCAP_LEN)
+#define IPOIB_QPN_MASK		0x00ffffffU
+#define IPOIB_RX_RING_SIZE	256
+#define IPOIB_TX_RING_SIZE	128
+#define IPOIB_PATH_QUEUE_LEN	16	/* packets held while a path resolves */
+#define IPOIB_MCAST_QUEUE_LEN	16	/* packets held while a send-only join runs */
+#define IPOIB_NAPI_TX_BUDGET	64
+
+/* The 4-byte header in front of every IPoIB payload. */
+struct ipoib_encap {
+	__be16 proto;
+	__be16 reserved;
+};
+
+/* Why the resync work runs: one bit per reason, see ipoib_main.c. */
+enum ipoib_resync_reason {
+	IPOIB_RESYNC_PORT,	/* port went up or down */
+	IPOIB_RESYNC_LID,	/* our LID changed */
+	IPOIB_RESYNC_PKEY,	/* P_Key table changed */
+	IPOIB_RESYNC_SM,	/* a different SM took over */
+	IPOIB_RESYNC_REREG,	/* the SM asks clients to re-register */
+	IPOIB_RESYNC_TX_TIMEOUT,/* the send queue stalled */
+	IPOIB_RESYNC_NR,
+};
+
+/* Atomic bits read on the fast path or from IB callbacks. */
+enum ipoib_flag {
+	IPOIB_FLAG_ADMIN_UP,	/* between ndo_open and ndo_stop */
+	IPOIB_FLAG_RUNNING,	/* QP in RTS, rings posted, NAPI enabled */
+	IPOIB_FLAG_PORT_ACTIVE,	/* last port query said ACTIVE */
+	IPOIB_FLAG_BCAST_READY,	/* broadcast group joined, Q_Key known */
+	IPOIB_FLAG_MC_DIRTY,	/* netdev multicast list changed */
+};
+
+/*
+ * An address handle shared by every sender that uses it. Each posted send
+ * holds a reference; the owner (path or group) holds one. The last put
+ * moves it to priv->dead_ahs; ipoib_ah_reap() waits a grace period (an RCU
+ * reader may still try refcount_inc_not_zero()) and destroys it.
+ */
+struct ipoib_ah {
+	struct ib_ah *ibah;
+	struct ipoib_dev_priv *priv;
+	refcount_t ref;
+	struct llist_node dead;
+};
+
+/* Per-queue counters for ndo_get_stats64. */
+struct ipoib_rx_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t packets;
+	u64_stats_t bytes;
+	u64_stats_t dropped;	/* no memory for a new buffer */
+	u64_stats_t errors;	/* completion errors */
+	u64_stats_t length_errors; /* shorter than the encapsulation header */
+};
+
+struct ipoib_tx_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t packets;
+	u64_stats_t bytes;
+	u64_stats_t errors;
+};
+
+struct ipoib_rx_buf {
+	struct sk_buff *skb;
+	u64 mapping;
+};
+
+struct ipoib_tx_buf {
+	struct sk_buff *skb;
+	u64 mapping;
+	struct ipoib_ah *ah;
+};
+
+/* Resolution state of a path: tells whether path->ah may be used. */
+enum ipoib_path_state {
+	IPOIB_PATH_UNRESOLVED,	/* no record yet, packets wait in path->queue */
+	IPOIB_PATH_RESOLVED,	/* path->ah valid */
+	IPOIB_PATH_FAILED,	/* SA said no/timeout: drop until retry_at */
+};
+
+/*
+ * One per destination GID, shared by all neighbours (IPv4 and IPv6) of that
+ * GID. Found in priv->paths (RCU); inserted and removed under
+ * priv->table_lock; freed after a grace period by ipoib_path_gc() or
+ * ipoib_path_flush() once no neighbour points to it (nr_neigh == 0).
+ */
+struct ipoib_path {
+	struct rhash_head node;
+	union ib_gid dgid;		/* key */
+	struct list_head list;		/* priv->path_list, table_lock */
+	struct ipoib_dev_priv *priv;
+	struct work_struct work;	/* start query / install result */
+	unsigned int nr_neigh;		/* under priv->table_lock */
+	unsigned long last_used;	/* jiffies, written racily by xmit */
+	bool dead;			/* set under table_lock + lock */
+
+	spinlock_t lock;		/* protects every field below */
+	enum ipoib_path_state state;
+	struct ipoib_ah __rcu *ah;	/* written under lock, read under RCU */
+	struct sk_buff_head queue;	/* bounded, packets waiting for ah */
+	bool want_query;		/* xmit or resync asked for a query */
+	bool querying;			/* an SA query is outstanding */
+	int query_id;
+	struct ib_sa_query *query;
+	bool have_result;		/* callback delivered result below */
+	int result_status;
+	struct sa_path_rec result;
+	struct sa_path_rec rec;		/* record behind path->ah */
+	unsigned int backoff_ms;
+	unsigned long retry_at;		/* jiffies: no query before this */
+	struct rcu_head rcu;
+};
+
+/* Hash key of a neighbour: QPN (flags byte cleared) and GID. */
+struct ipoib_neigh_key {
+	__be32 qpn;
+	union ib_gid gid;
+} __packed;
+
+/*
+ * Private state for one unicast link-layer address. Created by the first
+ * packet to that address, found by xmit through priv->neighs under RCU,
+ * removed when the kernel neighbour with that address is destroyed
+ * (ndo_neigh_destroy) or when idle, and freed after a grace period.
+ */
+struct ipoib_neigh {
+	struct rhash_head node;
+	struct ipoib_neigh_key key;
+	struct list_head list;		/* priv->neigh_list, table_lock */
+	struct ipoib_path *path;	/* holds a path->nr_neigh count */
+	unsigned long last_used;	/* jiffies */
+	struct rcu_head rcu;
+};
+
+/* Membership state of one multicast group. */
+enum ipoib_mcast_state {
+	IPOIB_MCAST_IDLE,	/* not joined, join when allowed */
+	IPOIB_MCAST_JOINING,	/* ib_sa_join_multicast() outstanding */
+	IPOIB_MCAST_JOINED,	/* attached (unless send-only), ah valid */
+	IPOIB_MCAST_BACKOFF,	/* last join failed, retry at retry_at */
+};
+
+/*
+ * One multicast group (the broadcast group included). Found by xmit in
+ * priv->mcasts (RCU). The list, membership flags and join state are owned
+ * by the multicast work under priv->mcast_mutex; mc->lock protects what the
+ * SA callback and xmit touch.
+ */
+struct ipoib_mcast {
+	struct rhash_head node;
+	union ib_gid mgid;		/* key */
+	struct list_head list;		/* priv->mcast_list: add table_lock, del +mcast_mutex */
+	struct ipoib_dev_priv *priv;
+
+	/* under priv->mcast_mutex */
+	struct list_head free_list;	/* second phase of removal */
+	enum ipoib_mcast_state state;
+	bool member;			/* in the netdev's multicast list */
+	bool in_mc_list;		/* scratch for the list sync */
+	bool sendonly;			/* joined with SendOnlyFullMember */
+	bool attached;
+	bool rejoin;			/* leave and join again */
+	bool unwanted;			/* left the multicast list: leave */
+	u16 mlid;
+	struct ib_sa_multicast *sa_mc;
+	unsigned int backoff_ms;
+	unsigned long retry_at;
+	struct ib_sa_mcmember_rec rec;
+
+	unsigned long last_used;	/* jiffies, written racily by xmit */
+	spinlock_t lock;		/* protects the fields below */
+	struct ipoib_ah __rcu *ah;
+	struct sk_buff_head pending;	/* bounded, waiting for the join */
+	bool have_result;
+	int result_status;
+	struct ib_sa_mcmember_rec result;
+	struct rcu_head rcu;
+};
+
+/* One IPoIB interface, bound to one port and one P_Key. */
+struct ipoib_dev_priv {
+	struct net_device *dev;
+	struct ib_device *ca;
+	u32 port;
+	struct list_head ca_list;	/* ipoib_ca.ports, add/remove only */
+	unsigned long flags;		/* enum ipoib_flag bits */
+	struct workqueue_struct *wq;	/* ordered: all work items below */
+
+	/* fixed while the interface exists */
+	u32 max_ib_mtu;			/* bytes, from the port */
+	u32 rx_buf_size;		/* max_ib_mtu + GRH */
+
+	/* written by resync/open with op_mutex held, read anywhere */
+	u16 pkey;			/* with the full-member bit */
+	u16 pkey_index;
+	u16 local_lid;
+	union ib_gid local_gid;
+	u32 qkey;			/* from the broadcast group */
+	u32 mcast_mtu;			/* broadcast group MTU - 4 */
+	u32 admin_mtu;			/* what the user asked for, rtnl */
+	bool mtu_internal;		/* carrier work sets the MTU, rtnl */
+
+	struct mutex op_mutex;		/* QP state changes, open/stop/resync */
+
+	/* IB resources, created at add, destroyed at remove */
+	struct ib_pd *pd;
+	struct ib_cq *recv_cq;
+	struct ib_cq *send_cq;
+	struct ib_qp *qp;
+	struct ib_event_handler event_handler;
+
+	/* receive side, owned by rx_napi while RUNNING */
+	struct napi_struct rx_napi;
+	struct ipoib_rx_buf *rx_ring;
+	atomic_t rx_posted;
+	struct ipoib_rx_stats rx_stats;
+
+	/* send side: head under the tx queue lock, tail owned by tx_napi */
+	struct napi_struct tx_napi;
+	struct ipoib_tx_buf *tx_ring;
+	unsigned int tx_head;
+	unsigned int tx_tail;
+	struct ipoib_tx_stats tx_stats;
+	atomic_long_t tx_dropped;	/* any context */
+	atomic_long_t path_drops;	/* no path: SA said no or queue full */
+
+	/* address handles waiting to be destroyed */
+	struct llist_head dead_ahs;
+	struct work_struct ah_reap_work;
+
+	/* neighbours and paths */
+	spinlock_t table_lock;		/* writers of neighs, paths, mcasts */
+	struct rhashtable neighs;
+	struct list_head neigh_list;
+	struct rhashtable paths;
+	struct list_head path_list;
+	struct delayed_work gc_work;
+	wait_queue_head_t path_wait;	/* path->querying became false */
+
+	/* multicast */
+	struct mutex mcast_mutex;	/* mcast_list and group join state */
+	struct list_head mcast_list;
+	struct rhashtable mcasts;
+	struct ipoib_mcast *bcast;	/* also in mcast_list, mcast_mutex */
+	struct ib_sa_mcmember_rec bcast_rec; /* parameters for other groups */
+	struct delayed_work mcast_work;
+	struct delayed_work carrier_work;
+
+	/* fabric events */
+	unsigned long resync_reasons;	/* enum ipoib_resync_reason bits */
+	struct work_struct resync_work;
+};
+
+extern struct ib_sa_client ipoib_sa_client;
+
+/* Record "used now" without dirtying the cache line more than once a tick. */
+static inline void ipoib_touch(unsigned long *stamp)
+{
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(*stamp) != now)
+		WRITE_ONCE(*stamp, now);
+}
+
+/* ipoib_main.c */
+extern const struct net_device_ops ipoib_netdev_ops;
+void ipoib_queue_resync(struct ipoib_dev_priv *priv,
+			enum ipoib_resync_reason reason);
+int ipoib_query_port(struct ipoib_dev_priv *priv);
+void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb);
+
+/* ipoib_netdev.c */
+extern const struct header_ops ipoib_header_ops;
+extern struct rtnl_link_ops ipoib_link_ops;
+void ipoib_setup(struct net_device *dev);
+netdev_tx_t ipoib_start_xmit(struct sk_buff *skb, struct net_device *dev);
+void ipoib_get_stats64(struct net_device *dev,
+		       struct rtnl_link_stats64 *stats);
+
+/* ipoib_ib.c */
+int ipoib_ib_init(struct ipoib_dev_priv *priv);
+void ipoib_ib_cleanup(struct ipoib_dev_priv *priv);
+int ipoib_ib_start(struct ipoib_dev_priv *priv);
+void ipoib_ib_stop(struct ipoib_dev_priv *priv);
+int ipoib_ib_set_qkey(struct ipoib_dev_priv *priv, u32 qkey);
+void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+		struct ipoib_ah *ah, u32 qpn);
+void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb);
+
+/* ipoib_ah.c */
+struct ipoib_ah *ipoib_ah_create(struct ipoib_dev_priv *priv,
+				 struct rdma_ah_attr *attr);
+void ipoib_ah_put(struct ipoib_ah *ah);
+struct ipoib_ah *ipoib_ah_get_rcu(struct ipoib_ah __rcu **slot);
+void ipoib_ah_reap(struct work_struct *work);
+
+/* ipoib_neigh.c */
+int ipoib_neigh_init(struct ipoib_dev_priv *priv);
+void ipoib_neigh_cleanup(struct ipoib_dev_priv *priv);
+void ipoib_neigh_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+		      const u8 *daddr);
+void ipoib_neigh_destroy(struct net_device *dev, struct neighbour *n);
+void ipoib_neigh_flush(struct ipoib_dev_priv *priv);
+void ipoib_neigh_gc(struct work_struct *work);
+
+/* ipoib_path.c */
+int ipoib_path_init(struct ipoib_dev_priv *priv);
+void ipoib_path_cleanup(struct ipoib_dev_priv *priv);
+struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
+					    const union ib_gid *dgid);
+void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn);
+void ipoib_path_refresh_all(struct ipoib_dev_priv *priv);
+void ipoib_path_gc(struct ipoib_dev_priv *priv);
+void ipoib_path_flush(struct ipoib_dev_priv *priv);
+
+/* ipoib_multicast.c */
+int ipoib_mcast_init(struct ipoib_dev_priv *priv);
+void ipoib_mcast_cleanup(struct ipoib_dev_priv *priv);
+void ipoib_mcast_start(struct ipoib_dev_priv *priv);
+void ipoib_mcast_stop(struct ipoib_dev_priv *priv);
+void ipoib_mcast_rejoin_all(struct ipoib_dev_priv *priv);
+void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+		      const union ib_gid *mgid);
+void ipoib_mcast_task(struct work_struct *work);
+void ipoib_carrier_task(struct work_struct *work);
+void ipoib_build_bcast_addr(struct ipoib_dev_priv *priv, u8 *addr);
+
+#endif /* IPOIB_H */

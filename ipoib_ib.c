@@ -1,0 +1,610 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * IB resources of one interface: the UD QP, its send and receive CQs, the
+ * receive ring and the send ring, and the two NAPI contexts that consume
+ * their completions.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <net/gro.h>
+#include "ipoib.h"
+
+#define IPOIB_RX_WR_FLAG	BIT_ULL(32)
+
+static void ipoib_rx_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_dev_priv *priv = ctx;
+
+	napi_schedule(&priv->rx_napi);
+}
+
+static void ipoib_tx_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_dev_priv *priv = ctx;
+
+	napi_schedule(&priv->tx_napi);
+}
+
+static struct sk_buff *ipoib_rx_alloc(struct ipoib_dev_priv *priv, gfp_t gfp,
+				      u64 *mapping)
+{
+	struct sk_buff *skb;
+
+	skb = __netdev_alloc_skb(priv->dev, priv->rx_buf_size, gfp);
+	if (!skb)
+		return NULL;
+	*mapping = ib_dma_map_single(priv->ca, skb->data, priv->rx_buf_size,
+				     DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(priv->ca, *mapping)) {
+		dev_kfree_skb_any(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+static int ipoib_rx_post(struct ipoib_dev_priv *priv, unsigned int i)
+{
+	struct ipoib_rx_buf *buf = &priv->rx_ring[i];
+	struct ib_sge sge = {
+		.addr = buf->mapping,
+		.length = priv->rx_buf_size,
+		.lkey = priv->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_id = i | IPOIB_RX_WR_FLAG,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	int ret;
+
+	atomic_inc(&priv->rx_posted);
+	ret = ib_post_recv(priv->qp, &wr, NULL);
+	if (ret)
+		atomic_dec(&priv->rx_posted);
+	return ret;
+}
+
+static void ipoib_rx_free_buf(struct ipoib_dev_priv *priv, unsigned int i)
+{
+	struct ipoib_rx_buf *buf = &priv->rx_ring[i];
+
+	if (!buf->skb)
+		return;
+	ib_dma_unmap_single(priv->ca, buf->mapping, priv->rx_buf_size,
+			    DMA_FROM_DEVICE);
+	dev_kfree_skb_any(buf->skb);
+	buf->skb = NULL;
+}
+
+static bool ipoib_is_bcast_gid(struct ipoib_dev_priv *priv, const u8 *gid)
+{
+	return !memcmp(gid, priv->dev->broadcast + 4, sizeof(union ib_gid));
+}
+
+/* Hand one received frame to the stack; the caller has unmapped it. */
+static void ipoib_rx_deliver(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+			     const struct ib_wc *wc)
+{
+	struct net_device *dev = priv->dev;
+	const struct ib_grh *grh;
+	struct ipoib_encap *encap;
+	unsigned int len = wc->byte_len;
+
+	skb_put(skb, len);
+	grh = (const struct ib_grh *)skb->data;
+	skb->pkt_type = PACKET_HOST;
+	if (wc->wc_flags & IB_WC_GRH && grh->dgid.raw[0] == 0xff)
+		skb->pkt_type = ipoib_is_bcast_gid(priv, grh->dgid.raw) ?
+				PACKET_BROADCAST : PACKET_MULTICAST;
+	skb_pull(skb, sizeof(struct ib_grh));
+
+	encap = (struct ipoib_encap *)skb->data;
+	skb->protocol = encap->proto;
+	/* The link-layer header seen by taps: zeroed pseudo header + encap. */
+	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
+	skb_reset_mac_header(skb);
+	skb_pull(skb, IPOIB_HARD_LEN);
+	skb_reset_network_header(skb);
+	skb->dev = dev;
+	skb_record_rx_queue(skb, 0);
+
+	u64_stats_update_begin(&priv->rx_stats.syncp);
+	u64_stats_inc(&priv->rx_stats.packets);
+	u64_stats_add(&priv->rx_stats.bytes, skb->len);
+	u64_stats_update_end(&priv->rx_stats.syncp);
+
+	napi_gro_receive(&priv->rx_napi, skb);
+}
+
+static void ipoib_rx_count(struct ipoib_dev_priv *priv, u64_stats_t *ctr)
+{
+	u64_stats_update_begin(&priv->rx_stats.syncp);
+	u64_stats_inc(ctr);
+	u64_stats_update_end(&priv->rx_stats.syncp);
+}
+
+/*
+ * One receive completion. The buffer is replaced before the frame goes up;
+ * when no memory is available the old buffer is posted again and the frame
+ * is counted as dropped, so the ring never shrinks.
+ */
+static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
+{
+	unsigned int i = wc->wr_id & ~IPOIB_RX_WR_FLAG;
+	struct ipoib_rx_buf *buf;
+	struct sk_buff *skb, *nskb;
+	u64 old_mapping, mapping;
+
+	atomic_dec(&priv->rx_posted);
+	if (unlikely(i >= IPOIB_RX_RING_SIZE || !priv->rx_ring[i].skb)) {
+		net_err_ratelimited("%s: bogus receive completion %llx\n",
+				    priv->dev->name, wc->wr_id);
+		return;
+	}
+	buf = &priv->rx_ring[i];
+
+	if (unlikely(wc->status != IB_WC_SUCCESS ||
+		     !test_bit(IPOIB_FLAG_RUNNING, &priv->flags))) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		    wc->status != IB_WC_SUCCESS) {
+			netdev_dbg(priv->dev, "receive error status %d\n",
+				   wc->status);
+			ipoib_rx_count(priv, &priv->rx_stats.errors);
+		}
+		ipoib_rx_free_buf(priv, i);
+		return;
+	}
+
+	/* Our own multicast, looped back by the fabric. */
+	if (wc->src_qp == priv->qp->qp_num && wc->slid == priv->local_lid)
+		goto repost;
+
+	if (unlikely(wc->byte_len < sizeof(struct ib_grh) + IPOIB_ENCAP_LEN ||
+		     wc->byte_len > priv->rx_buf_size)) {
+		ipoib_rx_count(priv, &priv->rx_stats.length_errors);
+		goto repost;
+	}
+
+	nskb = ipoib_rx_alloc(priv, GFP_ATOMIC, &mapping);
+	if (unlikely(!nskb)) {
+		ipoib_rx_count(priv, &priv->rx_stats.dropped);
+		goto repost;
+	}
+	skb = buf->skb;
+	old_mapping = buf->mapping;
+	buf->skb = nskb;
+	buf->mapping = mapping;
+	ib_dma_unmap_single(priv->ca, old_mapping, priv->rx_buf_size,
+			    DMA_FROM_DEVICE);
+	ipoib_rx_deliver(priv, skb, wc);
+
+repost:
+	if (unlikely(ipoib_rx_post(priv, i))) {
+		net_warn_ratelimited("%s: receive post failed\n",
+				     priv->dev->name);
+		ipoib_rx_free_buf(priv, i);
+	}
+}
+
+static int ipoib_rx_poll(struct napi_struct *napi, int budget)
+{
+	struct ipoib_dev_priv *priv = container_of(napi, struct ipoib_dev_priv,
+						   rx_napi);
+	struct ib_wc wcs[16];
+	int done = 0;
+
+	while (done < budget) {
+		int n = ib_poll_cq(priv->recv_cq,
+				   min_t(int, ARRAY_SIZE(wcs), budget - done),
+				   wcs);
+		int k;
+
+		if (n <= 0)
+			break;
+		for (k = 0; k < n; k++)
+			ipoib_rx_complete(priv, &wcs[k]);
+		done += n;
+	}
+
+	if (done < budget && napi_complete_done(napi, done)) {
+		if (ib_req_notify_cq(priv->recv_cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			napi_schedule(napi);
+	}
+	return done;
+}
+
+static unsigned int ipoib_tx_inflight(struct ipoib_dev_priv *priv)
+{
+	return READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail);
+}
+
+static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
+{
+	unsigned int i = wc->wr_id & (IPOIB_TX_RING_SIZE - 1);
+	struct ipoib_tx_buf *buf = &priv->tx_ring[i];
+
+	if (unlikely(!buf->skb)) {
+		net_err_ratelimited("%s: bogus send completion %llx\n",
+				    priv->dev->name, wc->wr_id);
+		return;
+	}
+	ib_dma_unmap_single(priv->ca, buf->mapping, buf->skb->len,
+			    DMA_TO_DEVICE);
+	u64_stats_update_begin(&priv->tx_stats.syncp);
+	if (likely(wc->status == IB_WC_SUCCESS)) {
+		u64_stats_inc(&priv->tx_stats.packets);
+		u64_stats_add(&priv->tx_stats.bytes, buf->skb->len);
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		u64_stats_inc(&priv->tx_stats.errors);
+	}
+	u64_stats_update_end(&priv->tx_stats.syncp);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		netdev_dbg(priv->dev, "send error status %d\n", wc->status);
+
+	dev_consume_skb_any(buf->skb);
+	buf->skb = NULL;
+	ipoib_ah_put(buf->ah);
+	buf->ah = NULL;
+	/* Completions arrive in posting order on a UD QP. */
+	smp_store_release(&priv->tx_tail, priv->tx_tail + 1);
+}
+
+static int ipoib_tx_poll(struct napi_struct *napi, int budget)
+{
+	struct ipoib_dev_priv *priv = container_of(napi, struct ipoib_dev_priv,
+						   tx_napi);
+	struct ib_wc wcs[16];
+	int done = 0;
+
+	for (;;) {
+		int n = ib_poll_cq(priv->send_cq, ARRAY_SIZE(wcs), wcs);
+		int k;
+
+		if (n <= 0)
+			break;
+		for (k = 0; k < n; k++)
+			ipoib_tx_complete(priv, &wcs[k]);
+		done += n;
+		if (done >= IPOIB_NAPI_TX_BUDGET)
+			break;
+	}
+
+	smp_mb(); /* tx_tail before the stopped check, pairs with xmit */
+	if (netif_queue_stopped(priv->dev) &&
+	    test_bit(IPOIB_FLAG_RUNNING, &priv->flags) &&
+	    ipoib_tx_inflight(priv) <= IPOIB_TX_RING_SIZE / 2)
+		netif_wake_queue(priv->dev);
+
+	if (done >= IPOIB_NAPI_TX_BUDGET)
+		return budget;
+	if (napi_complete(napi) &&
+	    ib_req_notify_cq(priv->send_cq, IB_CQ_NEXT_COMP |
+			     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+		napi_schedule(napi);
+	return 0;
+}
+
+void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb)
+{
+	atomic_long_inc(&priv->tx_dropped);
+	dev_kfree_skb_any(skb);
+}
+
+/*
+ * Post one frame (starting at the encapsulation header). Called from
+ * ndo_start_xmit with the queue lock held. Takes a reference on @ah that
+ * the send completion drops.
+ */
+void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+		struct ipoib_ah *ah, u32 qpn)
+{
+	unsigned int head = priv->tx_head;
+	struct ipoib_tx_buf *buf = &priv->tx_ring[head & (IPOIB_TX_RING_SIZE - 1)];
+	struct ib_sge sge;
+	struct ib_ud_wr wr = {};
+	int ret;
+
+	if (unlikely(skb->len > priv->max_ib_mtu ||
+		     skb_linearize(skb))) {
+		ipoib_ah_put(ah);
+		ipoib_count_tx_drop(priv, skb);
+		return;
+	}
+
+	buf->mapping = ib_dma_map_single(priv->ca, skb->data, skb->len,
+					 DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(priv->ca, buf->mapping))) {
+		ipoib_ah_put(ah);
+		ipoib_count_tx_drop(priv, skb);
+		return;
+	}
+	sge.addr = buf->mapping;
+	sge.length = skb->len;
+	sge.lkey = priv->pd->local_dma_lkey;
+
+	wr.wr.wr_id = head;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.wr.opcode = IB_WR_SEND;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.ah = ah->ibah;
+	wr.remote_qpn = qpn;
+	wr.remote_qkey = priv->qkey;
+
+	buf->skb = skb;
+	buf->ah = ah;
+	skb_tx_timestamp(skb);
+	ret = ib_post_send(priv->qp, &wr.wr, NULL);
+	if (unlikely(ret)) {
+		net_warn_ratelimited("%s: post send failed: %d\n",
+				     priv->dev->name, ret);
+		ib_dma_unmap_single(priv->ca, buf->mapping, skb->len,
+				    DMA_TO_DEVICE);
+		buf->skb = NULL;
+		buf->ah = NULL;
+		ipoib_ah_put(ah);
+		ipoib_count_tx_drop(priv, skb);
+		return;
+	}
+	netif_trans_update(priv->dev);
+	WRITE_ONCE(priv->tx_head, head + 1);
+
+	if (ipoib_tx_inflight(priv) >= IPOIB_TX_RING_SIZE) {
+		netif_stop_queue(priv->dev);
+		smp_mb(); /* stopped before re-reading tx_tail */
+		if (ipoib_tx_inflight(priv) < IPOIB_TX_RING_SIZE)
+			netif_wake_queue(priv->dev);
+	}
+}
+
+static int ipoib_qp_to_rts(struct ipoib_dev_priv *priv)
+{
+	struct ib_qp_attr attr = {};
+	int ret;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = priv->pkey_index;
+	attr.port_num = priv->port;
+	attr.qkey = priv->qkey;
+	ret = ib_modify_qp(priv->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (ret)
+		return ret;
+
+	attr.qp_state = IB_QPS_RTR;
+	ret = ib_modify_qp(priv->qp, &attr, IB_QP_STATE);
+	if (ret)
+		return ret;
+
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	return ib_modify_qp(priv->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+int ipoib_ib_set_qkey(struct ipoib_dev_priv *priv, u32 qkey)
+{
+	struct ib_qp_attr attr = { .qkey = qkey };
+
+	WRITE_ONCE(priv->qkey, qkey);
+	if (!test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
+		return 0;
+	return ib_modify_qp(priv->qp, &attr, IB_QP_QKEY);
+}
+
+static void ipoib_drain_cqs(struct ipoib_dev_priv *priv)
+{
+	struct ib_wc wc;
+
+	while (ib_poll_cq(priv->recv_cq, 1, &wc) > 0)
+		ipoib_rx_complete(priv, &wc);
+	while (ib_poll_cq(priv->send_cq, 1, &wc) > 0)
+		ipoib_tx_complete(priv, &wc);
+}
+
+/* Bring the QP to RTS, fill the receive ring and start NAPI. */
+int ipoib_ib_start(struct ipoib_dev_priv *priv)
+{
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held(&priv->op_mutex);
+	if (test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
+		return 0;
+
+	ret = ib_find_pkey(priv->ca, priv->port, priv->pkey, &priv->pkey_index);
+	if (ret) {
+		netdev_dbg(priv->dev, "P_Key 0x%04x not in the table\n",
+			   priv->pkey);
+		return ret;
+	}
+
+	ret = ipoib_qp_to_rts(priv);
+	if (ret) {
+		netdev_warn(priv->dev, "QP to RTS failed: %d\n", ret);
+		goto err_reset_qp;
+	}
+
+	set_bit(IPOIB_FLAG_RUNNING, &priv->flags);
+	for (i = 0; i < IPOIB_RX_RING_SIZE; i++) {
+		struct ipoib_rx_buf *buf = &priv->rx_ring[i];
+
+		buf->skb = ipoib_rx_alloc(priv, GFP_KERNEL, &buf->mapping);
+		if (!buf->skb) {
+			ret = -ENOMEM;
+			goto err_stop;
+		}
+		ret = ipoib_rx_post(priv, i);
+		if (ret) {
+			ipoib_rx_free_buf(priv, i);
+			goto err_stop;
+		}
+	}
+
+	napi_enable(&priv->rx_napi);
+	napi_enable(&priv->tx_napi);
+	ib_req_notify_cq(priv->recv_cq, IB_CQ_NEXT_COMP);
+	ib_req_notify_cq(priv->send_cq, IB_CQ_NEXT_COMP);
+	local_bh_disable();
+	napi_schedule(&priv->rx_napi);
+	local_bh_enable();
+	netif_wake_queue(priv->dev);
+	return 0;
+
+err_stop:
+	clear_bit(IPOIB_FLAG_RUNNING, &priv->flags);
+err_reset_qp:
+	{
+		struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+
+		ib_modify_qp(priv->qp, &attr, IB_QP_STATE);
+	}
+	ipoib_drain_cqs(priv);
+	for (i = 0; i < IPOIB_RX_RING_SIZE; i++)
+		ipoib_rx_free_buf(priv, i);
+	atomic_set(&priv->rx_posted, 0);
+	return ret;
+}
+
+/*
+ * Stop sending and receiving: move the QP to the error state so every
+ * posted request completes with a flush status, reap those completions,
+ * then reset the QP. The QP object (and its QPN, part of our address) stays.
+ */
+void ipoib_ib_stop(struct ipoib_dev_priv *priv)
+{
+	struct ib_qp_attr attr = {};
+	unsigned long timeout;
+	unsigned int i;
+
+	lockdep_assert_held(&priv->op_mutex);
+	if (!test_and_clear_bit(IPOIB_FLAG_RUNNING, &priv->flags))
+		return;
+
+	netif_tx_disable(priv->dev);
+	napi_disable(&priv->rx_napi);
+	napi_disable(&priv->tx_napi);
+
+	attr.qp_state = IB_QPS_ERR;
+	if (ib_modify_qp(priv->qp, &attr, IB_QP_STATE))
+		netdev_warn(priv->dev, "QP to error state failed\n");
+
+	timeout = jiffies + 5 * HZ;
+	for (;;) {
+		ipoib_drain_cqs(priv);
+		if (!atomic_read(&priv->rx_posted) && !ipoib_tx_inflight(priv))
+			break;
+		if (time_after(jiffies, timeout)) {
+			netdev_warn(priv->dev,
+				    "%d receives, %u sends not flushed\n",
+				    atomic_read(&priv->rx_posted),
+				    ipoib_tx_inflight(priv));
+			break;
+		}
+		usleep_range(10000, 20000);
+	}
+
+	attr.qp_state = IB_QPS_RESET;
+	if (ib_modify_qp(priv->qp, &attr, IB_QP_STATE))
+		netdev_warn(priv->dev, "QP to reset state failed\n");
+	ipoib_drain_cqs(priv);
+
+	/* Anything still owned after a reset is ours to free. */
+	for (i = 0; i < IPOIB_RX_RING_SIZE; i++)
+		ipoib_rx_free_buf(priv, i);
+	atomic_set(&priv->rx_posted, 0);
+	while (ipoib_tx_inflight(priv)) {
+		struct ib_wc wc = {
+			.wr_id = priv->tx_tail,
+			.status = IB_WC_WR_FLUSH_ERR,
+		};
+
+		ipoib_tx_complete(priv, &wc);
+	}
+}
+
+/* Create PD, CQs and the UD QP. The QP stays in RESET until ipoib_ib_start. */
+int ipoib_ib_init(struct ipoib_dev_priv *priv)
+{
+	struct ib_cq_init_attr cq_attr = {};
+	struct ib_qp_init_attr qp_attr = {};
+	int ret;
+
+	priv->rx_ring = kcalloc(IPOIB_RX_RING_SIZE, sizeof(*priv->rx_ring),
+				GFP_KERNEL);
+	if (!priv->rx_ring)
+		return -ENOMEM;
+	priv->tx_ring = kcalloc(IPOIB_TX_RING_SIZE, sizeof(*priv->tx_ring),
+				GFP_KERNEL);
+	if (!priv->tx_ring) {
+		ret = -ENOMEM;
+		goto err_free_rx_ring;
+	}
+
+	priv->pd = ib_alloc_pd(priv->ca, 0);
+	if (IS_ERR(priv->pd)) {
+		ret = PTR_ERR(priv->pd);
+		goto err_free_tx_ring;
+	}
+
+	cq_attr.cqe = IPOIB_RX_RING_SIZE + 1;
+	cq_attr.comp_vector = 0;
+	priv->recv_cq = ib_create_cq(priv->ca, ipoib_rx_cq_event, NULL, priv,
+				     &cq_attr);
+	if (IS_ERR(priv->recv_cq)) {
+		ret = PTR_ERR(priv->recv_cq);
+		goto err_dealloc_pd;
+	}
+
+	cq_attr.cqe = IPOIB_TX_RING_SIZE + 1;
+	priv->send_cq = ib_create_cq(priv->ca, ipoib_tx_cq_event, NULL, priv,
+				     &cq_attr);
+	if (IS_ERR(priv->send_cq)) {
+		ret = PTR_ERR(priv->send_cq);
+		goto err_destroy_recv_cq;
+	}
+
+	qp_attr.send_cq = priv->send_cq;
+	qp_attr.recv_cq = priv->recv_cq;
+	qp_attr.cap.max_send_wr = IPOIB_TX_RING_SIZE;
+	qp_attr.cap.max_recv_wr = IPOIB_RX_RING_SIZE;
+	qp_attr.cap.max_send_sge = 1;
+	qp_attr.cap.max_recv_sge = 1;
+	qp_attr.sq_sig_type = IB_SIGNAL_ALL_WR;
+	qp_attr.qp_type = IB_QPT_UD;
+	priv->qp = ib_create_qp(priv->pd, &qp_attr);
+	if (IS_ERR(priv->qp)) {
+		ret = PTR_ERR(priv->qp);
+		goto err_destroy_send_cq;
+	}
+
+	netif_napi_add(priv->dev, &priv->rx_napi, ipoib_rx_poll);
+	netif_napi_add_tx(priv->dev, &priv->tx_napi, ipoib_tx_poll);
+	return 0;
+
+err_destroy_send_cq:
+	ib_destroy_cq(priv->send_cq);
+err_destroy_recv_cq:
+	ib_destroy_cq(priv->recv_cq);
+err_dealloc_pd:
+	ib_dealloc_pd(priv->pd);
+err_free_tx_ring:
+	kfree(priv->tx_ring);
+err_free_rx_ring:
+	kfree(priv->rx_ring);
+	return ret;
+}
+
+void ipoib_ib_cleanup(struct ipoib_dev_priv *priv)
+{
+	netif_napi_del(&priv->tx_napi);
+	netif_napi_del(&priv->rx_napi);
+	ib_destroy_qp(priv->qp);
+	ib_destroy_cq(priv->send_cq);
+	ib_destroy_cq(priv->recv_cq);
+	ib_dealloc_pd(priv->pd);
+	kfree(priv->tx_ring);
+	kfree(priv->rx_ring);
+}

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ib_ipoib: IP over InfiniBand in datagram mode (RFC 4391).
+ *
+ * Module init/exit, the ib_client that creates one interface per IB port,
+ * the net_device_ops glue and the fabric-event resync.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <net/rtnetlink.h>
+#include <rdma/ib_cache.h>
+#include "ipoib.h"
+
+MODULE_DESCRIPTION("IP over InfiniBand, datagram mode");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_RTNL_LINK("ipoib");
+
+struct ib_sa_client ipoib_sa_client;
+
+/* The interfaces of one IB device, as ib_client data. */
+struct ipoib_ca {
+	struct list_head ports;		/* ipoib_dev_priv.ca_list */
+};
+
+/* Which resync reason each IB event raises; zero means "not ours". */
+static const unsigned long ipoib_event_reasons[] = {
+	[IB_EVENT_PORT_ERR]		= BIT(IPOIB_RESYNC_PORT),
+	[IB_EVENT_PORT_ACTIVE]		= BIT(IPOIB_RESYNC_PORT),
+	[IB_EVENT_LID_CHANGE]		= BIT(IPOIB_RESYNC_LID),
+	[IB_EVENT_PKEY_CHANGE]		= BIT(IPOIB_RESYNC_PKEY),
+	[IB_EVENT_SM_CHANGE]		= BIT(IPOIB_RESYNC_SM),
+	[IB_EVENT_CLIENT_REREGISTER]	= BIT(IPOIB_RESYNC_REREG),
+};
+
+/* Reasons after which paths and groups must be asked for again. */
+#define IPOIB_RESYNC_REFRESH (BIT(IPOIB_RESYNC_PORT) | BIT(IPOIB_RESYNC_LID) | \
+			      BIT(IPOIB_RESYNC_PKEY) | BIT(IPOIB_RESYNC_SM) | \
+			      BIT(IPOIB_RESYNC_REREG))
+
+void ipoib_queue_resync(struct ipoib_dev_priv *priv,
+			enum ipoib_resync_reason reason)
+{
+	set_bit(reason, &priv->resync_reasons);
+	queue_work(priv->wq, &priv->resync_work);
+}
+
+static void ipoib_event(struct ib_event_handler *handler,
+			struct ib_event *event)
+{
+	struct ipoib_dev_priv *priv = container_of(handler,
+						   struct ipoib_dev_priv,
+						   event_handler);
+	unsigned long reasons;
+	unsigned int bit;
+
+	if (event->element.port_num != priv->port ||
+	    event->event >= ARRAY_SIZE(ipoib_event_reasons))
+		return;
+	reasons = ipoib_event_reasons[event->event];
+	if (!reasons)
+		return;
+	netdev_dbg(priv->dev, "IB event %s\n", ib_event_msg(event->event));
+	for_each_set_bit(bit, &reasons, IPOIB_RESYNC_NR)
+		ipoib_queue_resync(priv, bit);
+}
+
+/* Refresh LID, GID and port state. Caller holds op_mutex or is setting up. */
+int ipoib_query_port(struct ipoib_dev_priv *priv)
+{
+	struct ib_port_attr attr;
+	union ib_gid gid;
+	int ret;
+
+	ret = ib_query_port(priv->ca, priv->port, &attr);
+	if (ret)
+		return ret;
+	if (!priv->max_ib_mtu)
+		priv->max_ib_mtu = ib_mtu_enum_to_int(attr.max_mtu);
+	WRITE_ONCE(priv->local_lid, attr.lid);
+	if (attr.state == IB_PORT_ACTIVE)
+		set_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
+	else
+		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
+
+	ret = rdma_query_gid(priv->ca, priv->port, 0, &gid);
+	if (ret)
+		return ret;
+	if (memcmp(&gid, &priv->local_gid, sizeof(gid)) &&
+	    !ipv6_addr_any((struct in6_addr *)priv->local_gid.raw))
+		netdev_warn(priv->dev, "port GID changed to %pI6\n", gid.raw);
+	priv->local_gid = gid;
+	return 0;
+}
+
+/* The P_Key at index 0 changed: rebuild everything that depends on it. */
+static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
+{
+	bool up = test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
+
+	lockdep_assert_held(&priv->op_mutex);
+	netdev_info(priv->dev, "P_Key changed 0x%04x -> 0x%04x\n", priv->pkey,
+		    pkey);
+	if (up) {
+		cancel_delayed_work_sync(&priv->mcast_work);
+		ipoib_mcast_stop(priv);
+		ipoib_neigh_flush(priv);
+		ipoib_path_flush(priv);
+		ipoib_ib_stop(priv);
+	}
+	priv->pkey = pkey;
+	ipoib_build_bcast_addr(priv, priv->dev->broadcast);
+	if (up && !ipoib_ib_start(priv))
+		ipoib_mcast_start(priv);
+}
+
+static void ipoib_resync_task(struct work_struct *work)
+{
+	struct ipoib_dev_priv *priv = container_of(work, struct ipoib_dev_priv,
+						   resync_work);
+	unsigned long reasons = xchg(&priv->resync_reasons, 0);
+	bool restart = reasons & BIT(IPOIB_RESYNC_TX_TIMEOUT);
+	u16 pkey;
+
+	mutex_lock(&priv->op_mutex);
+	if (ipoib_query_port(priv))
+		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
+
+	if (reasons & BIT(IPOIB_RESYNC_PKEY) &&
+	    !ib_query_pkey(priv->ca, priv->port, 0, &pkey) &&
+	    (pkey & 0x7fff) && (pkey | 0x8000) != priv->pkey) {
+		ipoib_pkey_changed(priv, pkey | 0x8000);
+		restart = false;
+	}
+
+	if (!test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags))
+		goto out;
+
+	if (!test_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags)) {
+		clear_bit(IPOIB_FLAG_BCAST_READY, &priv->flags);
+		netif_carrier_off(priv->dev);
+	}
+
+	if (restart) {
+		netdev_warn(priv->dev, "restarting the UD QP\n");
+		ipoib_ib_stop(priv);
+		if (ipoib_ib_start(priv))
+			netdev_err(priv->dev, "QP restart failed\n");
+	}
+	if (restart || reasons & IPOIB_RESYNC_REFRESH) {
+		ipoib_mcast_rejoin_all(priv);
+		if (test_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags))
+			ipoib_path_refresh_all(priv);
+	}
+out:
+	queue_delayed_work(priv->wq, &priv->carrier_work, 0);
+	mutex_unlock(&priv->op_mutex);
+}
+
+void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb)
+{
+	skb->dev = priv->dev;
+	dev_queue_xmit(skb);
+}
+
+static int ipoib_open(struct net_device *dev)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	int ret;
+
+	mutex_lock(&priv->op_mutex);
+	set_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
+	if (ipoib_query_port(priv))
+		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
+	ret = ipoib_ib_start(priv);
+	if (ret) {
+		clear_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
+		mutex_unlock(&priv->op_mutex);
+		return ret;
+	}
+	mutex_unlock(&priv->op_mutex);
+
+	ipoib_mcast_start(priv);
+	queue_delayed_work(priv->wq, &priv->gc_work, 10 * HZ);
+	return 0;
+}
+
+static int ipoib_stop(struct net_device *dev)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+
+	clear_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
+	netif_carrier_off(dev);
+	netif_tx_disable(dev);
+	cancel_work_sync(&priv->resync_work);
+	cancel_delayed_work_sync(&priv->mcast_work);
+	cancel_delayed_work_sync(&priv->carrier_work);
+	cancel_delayed_work_sync(&priv->gc_work);
+
+	ipoib_mcast_stop(priv);
+	ipoib_neigh_flush(priv);
+	ipoib_path_flush(priv);
+
+	mutex_lock(&priv->op_mutex);
+	ipoib_ib_stop(priv);
+	mutex_unlock(&priv->op_mutex);
+	flush_work(&priv->ah_reap_work);
+	return 0;
+}
+
+static int ipoib_change_mtu(struct net_device *dev, int new_mtu)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+
+	if (!priv->mtu_internal)
+		priv->admin_mtu = new_mtu;
+	if (test_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
+		new_mtu = min_t(int, new_mtu, READ_ONCE(priv->mcast_mtu));
+	WRITE_ONCE(dev->mtu, new_mtu);
+	return 0;
+}
+
+static void ipoib_set_rx_mode(struct net_device *dev)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+
+	set_bit(IPOIB_FLAG_MC_DIRTY, &priv->flags);
+	if (test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags))
+		mod_delayed_work(priv->wq, &priv->mcast_work, 0);
+}
+
+static void ipoib_tx_timeout(struct net_device *dev, unsigned int txqueue)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+
+	netdev_warn(dev, "transmit timed out, %u sends outstanding\n",
+		    READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail));
+	ipoib_queue_resync(priv, IPOIB_RESYNC_TX_TIMEOUT);
+}
+
+const struct net_device_ops ipoib_netdev_ops = {
+	.ndo_open		= ipoib_open,
+	.ndo_stop		= ipoib_stop,
+	.ndo_start_xmit		= ipoib_start_xmit,
+	.ndo_change_mtu		= ipoib_change_mtu,
+	.ndo_set_rx_mode	= ipoib_set_rx_mode,
+	.ndo_tx_timeout		= ipoib_tx_timeout,
+	.ndo_get_stats64	= ipoib_get_stats64,
+	.ndo_neigh_destroy	= ipoib_neigh_destroy,
+};
+
+static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
+{
+	u8 addr[INFINIBAND_ALEN];
+	struct ipoib_dev_priv *priv;
+	struct net_device *dev;
+	u16 pkey;
+	int ret;
+
+	dev = alloc_netdev(sizeof(*priv), "ib%d", NET_NAME_UNKNOWN,
+			   ipoib_setup);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+	priv = netdev_priv(dev);
+	priv->dev = dev;
+	priv->ca = ca;
+	priv->port = port;
+	mutex_init(&priv->op_mutex);
+	spin_lock_init(&priv->table_lock);
+	INIT_WORK(&priv->resync_work, ipoib_resync_task);
+	INIT_WORK(&priv->ah_reap_work, ipoib_ah_reap);
+	init_llist_head(&priv->dead_ahs);
+	u64_stats_init(&priv->rx_stats.syncp);
+	u64_stats_init(&priv->tx_stats.syncp);
+
+	priv->wq = alloc_ordered_workqueue("ipoib-%s-%u", WQ_MEM_RECLAIM,
+					   dev_name(&ca->dev), port);
+	if (!priv->wq) {
+		ret = -ENOMEM;
+		goto err_free_netdev;
+	}
+
+	ret = ipoib_query_port(priv);
+	if (ret)
+		goto err_destroy_wq;
+	ret = ib_query_pkey(ca, port, 0, &pkey);
+	if (ret)
+		goto err_destroy_wq;
+	priv->pkey = pkey | 0x8000;
+	priv->rx_buf_size = priv->max_ib_mtu + sizeof(struct ib_grh);
+	dev->max_mtu = priv->max_ib_mtu - IPOIB_ENCAP_LEN;
+	dev->mtu = dev->max_mtu;
+	priv->admin_mtu = dev->max_mtu;
+	dev->dev_port = port - 1;
+
+	ret = ipoib_neigh_init(priv);
+	if (ret)
+		goto err_destroy_wq;
+	ret = ipoib_path_init(priv);
+	if (ret)
+		goto err_neigh_cleanup;
+	ret = ipoib_mcast_init(priv);
+	if (ret)
+		goto err_path_cleanup;
+	ret = ipoib_ib_init(priv);
+	if (ret)
+		goto err_mcast_cleanup;
+
+	addr[0] = 0;	/* no connected mode: RC/UC flags clear */
+	addr[1] = priv->qp->qp_num >> 16;
+	addr[2] = priv->qp->qp_num >> 8;
+	addr[3] = priv->qp->qp_num;
+	memcpy(addr + 4, priv->local_gid.raw, sizeof(union ib_gid));
+	dev_addr_set(dev, addr);
+	ipoib_build_bcast_addr(priv, dev->broadcast);
+	SET_NETDEV_DEV(dev, ca->dev.parent);
+
+	/* No carrier until the broadcast group is joined. */
+	netif_carrier_off(dev);
+
+	INIT_IB_EVENT_HANDLER(&priv->event_handler, ca, ipoib_event);
+	ib_register_event_handler(&priv->event_handler);
+
+	ret = register_netdev(dev);
+	if (ret)
+		goto err_unregister_events;
+	netdev_info(dev, "%s port %u, qpn 0x%06x, lid 0x%x\n",
+		    dev_name(&ca->dev), port, priv->qp->qp_num,
+		    priv->local_lid);
+	return priv;
+
+err_unregister_events:
+	ib_unregister_event_handler(&priv->event_handler);
+	ipoib_ib_cleanup(priv);
+err_mcast_cleanup:
+	ipoib_mcast_cleanup(priv);
+err_path_cleanup:
+	ipoib_path_cleanup(priv);
+err_neigh_cleanup:
+	ipoib_neigh_cleanup(priv);
+err_destroy_wq:
+	destroy_workqueue(priv->wq);
+err_free_netdev:
+	free_netdev(dev);
+	return ERR_PTR(ret);
+}
+
+static void ipoib_remove_port(struct ipoib_dev_priv *priv)
+{
+	struct net_device *dev = priv->dev;
+
+	ib_unregister_event_handler(&priv->event_handler);
+	unregister_netdev(dev);	/* runs ipoib_stop if up */
+	cancel_work_sync(&priv->resync_work);
+	cancel_delayed_work_sync(&priv->carrier_work);
+	cancel_delayed_work_sync(&priv->mcast_work);
+	cancel_delayed_work_sync(&priv->gc_work);
+	ipoib_neigh_cleanup(priv);
+	ipoib_path_cleanup(priv);
+	flush_workqueue(priv->wq);
+	destroy_workqueue(priv->wq);
+	ipoib_ib_cleanup(priv);
+	ipoib_mcast_cleanup(priv);
+	free_netdev(dev);
+}
+
+static struct ib_client ipoib_client;
+
+static int ipoib_add_one(struct ib_device *ca)
+{
+	struct ipoib_dev_priv *priv;
+	struct ipoib_ca *ipca;
+	u32 port;
+
+	ipca = kzalloc(sizeof(*ipca), GFP_KERNEL);
+	if (!ipca)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&ipca->ports);
+
+	rdma_for_each_port(ca, port) {
+		if (!rdma_protocol_ib(ca, port))
+			continue;
+		priv = ipoib_add_port(ca, port);
+		if (IS_ERR(priv)) {
+			ibdev_warn(ca, "ipoib: port %u: %ld\n", port,
+				   PTR_ERR(priv));
+			continue;
+		}
+		list_add_tail(&priv->ca_list, &ipca->ports);
+	}
+	if (list_empty(&ipca->ports)) {
+		kfree(ipca);
+		return -EOPNOTSUPP;
+	}
+	ib_set_client_data(ca, &ipoib_client, ipca);
+	return 0;
+}
+
+static void ipoib_remove_one(struct ib_device *ca, void *client_data)
+{
+	struct ipoib_ca *ipca = client_data;
+	struct ipoib_dev_priv *priv, *tmp;
+
+	list_for_each_entry_safe(priv, tmp, &ipca->ports, ca_list) {
+		list_del(&priv->ca_list);
+		ipoib_remove_port(priv);
+	}
+	kfree(ipca);
+}
+
+static struct ib_client ipoib_client = {
+	.name	= "ipoib",
+	.add	= ipoib_add_one,
+	.remove	= ipoib_remove_one,
+};
+
+static int __init ipoib_init(void)
+{
+	int ret;
+
+	ib_sa_register_client(&ipoib_sa_client);
+	ret = rtnl_link_register(&ipoib_link_ops);
+	if (ret)
+		goto err_sa_unregister;
+	ret = ib_register_client(&ipoib_client);
+	if (ret)
+		goto err_link_unregister;
+	return 0;
+
+err_link_unregister:
+	rtnl_link_unregister(&ipoib_link_ops);
+err_sa_unregister:
+	ib_sa_unregister_client(&ipoib_sa_client);
+	return ret;
+}
+
+static void __exit ipoib_exit(void)
+{
+	/* Interfaces first: rtnl_link_unregister would delete them itself. */
+	ib_unregister_client(&ipoib_client);
+	rtnl_link_unregister(&ipoib_link_ops);
+	ib_sa_unregister_client(&ipoib_sa_client);
+}
+
+module_init(ipoib_init);
+module_exit(ipoib_exit);

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The link layer as the network stack sees it: device setup, header_ops,
+ * the transmit entry point and statistics.
+ *
+ * IPoIB frames carry no link-layer destination on the wire: the 20-byte
+ * address chosen by ARP/ND only selects the address handle. header_ops
+ * ->create() therefore pushes the 4-byte encapsulation header and, in front
+ * of it, a 20-byte pseudo header holding the destination. ndo_start_xmit
+ * reads and strips the pseudo header, so broadcast, multicast and unicast
+ * are told apart from the destination itself (multicast QPN 0xffffff),
+ * never from skb->dst. The same layout is shown to packet taps on receive
+ * (with a zeroed pseudo header), so hard_header_len is 24 both ways.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/if_arp.h>
+#include <linux/rtnetlink.h>
+#include <asm/unaligned.h>
+#include <net/rtnetlink.h>
+#include "ipoib.h"
+
+static int ipoib_hard_header(struct sk_buff *skb, struct net_device *dev,
+			     unsigned short type, const void *daddr,
+			     const void *saddr, unsigned int len)
+{
+	struct ipoib_encap *encap;
+	u8 *pseudo;
+
+	encap = skb_push(skb, sizeof(*encap));
+	encap->proto = htons(type);
+	encap->reserved = 0;
+
+	pseudo = skb_push(skb, IPOIB_PSEUDO_LEN);
+	if (!daddr) {
+		/* Not resolved yet: the neighbour layer fills it in later. */
+		memset(pseudo, 0, IPOIB_PSEUDO_LEN);
+		return -IPOIB_HARD_LEN;
+	}
+	memcpy(pseudo, daddr, IPOIB_PSEUDO_LEN);
+	return IPOIB_HARD_LEN;
+}
+
+const struct header_ops ipoib_header_ops = {
+	.create = ipoib_hard_header,
+};
+
+netdev_tx_t ipoib_start_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	u8 daddr[IPOIB_PSEUDO_LEN];
+	u32 qpn;
+
+	if (unlikely(skb->len < IPOIB_HARD_LEN ||
+		     !test_bit(IPOIB_FLAG_RUNNING, &priv->flags))) {
+		ipoib_count_tx_drop(priv, skb);
+		return NETDEV_TX_OK;
+	}
+	memcpy(daddr, skb->data, sizeof(daddr));
+	skb_pull(skb, IPOIB_PSEUDO_LEN);
+
+	qpn = get_unaligned_be32(daddr) & IPOIB_QPN_MASK;
+	if (qpn == IB_MULTICAST_QPN) {
+		if (unlikely(daddr[4] != 0xff)) {
+			ipoib_count_tx_drop(priv, skb);
+			return NETDEV_TX_OK;
+		}
+		ipoib_mcast_xmit(priv, skb, (union ib_gid *)(daddr + 4));
+	} else {
+		ipoib_neigh_xmit(priv, skb, daddr);
+	}
+	return NETDEV_TX_OK;
+}
+
+void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	unsigned int start;
+	u64 rx_dropped, rx_len;
+
+	do {
+		start = u64_stats_fetch_begin(&priv->rx_stats.syncp);
+		st->rx_packets = u64_stats_read(&priv->rx_stats.packets);
+		st->rx_bytes = u64_stats_read(&priv->rx_stats.bytes);
+		rx_dropped = u64_stats_read(&priv->rx_stats.dropped);
+		st->rx_errors = u64_stats_read(&priv->rx_stats.errors);
+		rx_len = u64_stats_read(&priv->rx_stats.length_errors);
+	} while (u64_stats_fetch_retry(&priv->rx_stats.syncp, start));
+	st->rx_dropped = rx_dropped + rx_len;
+	st->rx_length_errors = rx_len;
+	st->rx_errors += rx_len;
+
+	do {
+		start = u64_stats_fetch_begin(&priv->tx_stats.syncp);
+		st->tx_packets = u64_stats_read(&priv->tx_stats.packets);
+		st->tx_bytes = u64_stats_read(&priv->tx_stats.bytes);
+		st->tx_errors = u64_stats_read(&priv->tx_stats.errors);
+	} while (u64_stats_fetch_retry(&priv->tx_stats.syncp, start));
+	st->tx_dropped = atomic_long_read(&priv->tx_dropped);
+	st->tx_carrier_errors = atomic_long_read(&priv->path_drops);
+}
+
+/* Children (P_Key interfaces) are a later feature: refuse to create. */
+static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
+			      struct nlattr *tb[], struct nlattr *data[],
+			      struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG(extack, "ipoib: child interfaces are not supported");
+	return -EOPNOTSUPP;
+}
+
+struct rtnl_link_ops ipoib_link_ops __read_mostly = {
+	.kind		= "ipoib",
+	.priv_size	= sizeof(struct ipoib_dev_priv),
+	.setup		= ipoib_setup,
+	.newlink	= ipoib_link_newlink,
+	/* Back to init_net when a namespace holding us is destroyed. */
+	.netns_refund	= true,
+};
+
+void ipoib_setup(struct net_device *dev)
+{
+	dev->type = ARPHRD_INFINIBAND;
+	dev->addr_len = INFINIBAND_ALEN;
+	dev->hard_header_len = IPOIB_HARD_LEN;
+	dev->min_header_len = IPOIB_HARD_LEN;
+	dev->header_ops = &ipoib_header_ops;
+	dev->mtu = 2048 - IPOIB_ENCAP_LEN;
+	dev->min_mtu = 68;
+	dev->max_mtu = 4096 - IPOIB_ENCAP_LEN;
+	dev->tx_queue_len = 256;
+	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
+	dev->watchdog_timeo = HZ;
+	dev->rtnl_link_ops = &ipoib_link_ops;
+	dev->netdev_ops = &ipoib_netdev_ops;
+}

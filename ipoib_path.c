@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Paths: one per destination GID, shared by all neighbours of that GID.
+ * A path turns a GID into an address handle with one SA PathRecord query.
+ * At most one query per path is outstanding; packets sent meanwhile wait
+ * in a small bounded queue and are sent again when the AH exists. A failed
+ * query (no record, timeout) drops the waiting packets, counts them, and
+ * blocks further queries for an exponentially growing back-off, so a dead
+ * destination costs a handful of SA queries, not one per packet.
+ *
+ * A refresh (fabric event) queries again while the old AH stays in use; the
+ * new AH replaces it only when the new record is known, and the old one is
+ * destroyed when its last in-flight send completes (see ipoib_ah.c).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include "ipoib.h"
+
+#define IPOIB_PATH_IDLE		(60 * HZ)
+#define IPOIB_PATH_QUERY_MS	3000
+#define IPOIB_PATH_BACKOFF_MS	3000
+#define IPOIB_PATH_BACKOFF_MAX_MS 60000
+
+static const struct rhashtable_params ipoib_path_params = {
+	.key_len = sizeof(union ib_gid),
+	.key_offset = offsetof(struct ipoib_path, dgid),
+	.head_offset = offsetof(struct ipoib_path, node),
+	.automatic_shrinking = true,
+};
+
+static void ipoib_path_work(struct work_struct *work);
+
+/* Find or create the path to @dgid and count one more neighbour on it. */
+struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
+					    const union ib_gid *dgid)
+{
+	struct ipoib_path *path, *old;
+
+	lockdep_assert_held(&priv->table_lock);
+	path = rhashtable_lookup_fast(&priv->paths, dgid, ipoib_path_params);
+	if (path) {
+		path->nr_neigh++;
+		return path;
+	}
+
+	path = kzalloc(sizeof(*path), GFP_ATOMIC);
+	if (!path)
+		return NULL;
+	path->dgid = *dgid;
+	path->priv = priv;
+	path->last_used = jiffies;
+	path->state = IPOIB_PATH_UNRESOLVED;
+	INIT_WORK(&path->work, ipoib_path_work);
+	spin_lock_init(&path->lock);
+	skb_queue_head_init(&path->queue);
+
+	old = rhashtable_lookup_get_insert_fast(&priv->paths, &path->node,
+						ipoib_path_params);
+	if (old) {
+		kfree(path);
+		return NULL;
+	}
+	list_add(&path->list, &priv->path_list);
+	path->nr_neigh = 1;
+	return path;
+}
+
+static void ipoib_path_drop_queue(struct ipoib_dev_priv *priv,
+				  struct sk_buff_head *list)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(list))) {
+		atomic_long_inc(&priv->path_drops);
+		ipoib_count_tx_drop(priv, skb);
+	}
+}
+
+/*
+ * Send @skb (starting at the encapsulation header) on @path, or queue it
+ * while the path resolves. Caller holds RCU (the path cannot be freed).
+ */
+void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
+{
+	struct ipoib_dev_priv *priv = path->priv;
+	struct ipoib_ah *ah;
+	bool drop = false;
+
+	ipoib_touch(&path->last_used);
+
+	ah = ipoib_ah_get_rcu(&path->ah);
+	if (likely(ah)) {
+		ipoib_send(priv, skb, ah, qpn);
+		return;
+	}
+
+	spin_lock_bh(&path->lock);
+	if (path->state == IPOIB_PATH_FAILED) {
+		if (time_before(jiffies, path->retry_at))
+			drop = true;
+		else
+			path->state = IPOIB_PATH_UNRESOLVED;
+	}
+	if (!drop && skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN)
+		drop = true;
+	if (!drop) {
+		/* Queued in the form ndo_start_xmit receives it. */
+		skb_push(skb, IPOIB_PSEUDO_LEN);
+		__skb_queue_tail(&path->queue, skb);
+		if (!path->querying && !path->want_query) {
+			path->want_query = true;
+			queue_work(priv->wq, &path->work);
+		}
+	}
+	spin_unlock_bh(&path->lock);
+
+	if (drop) {
+		atomic_long_inc(&priv->path_drops);
+		ipoib_count_tx_drop(priv, skb);
+	}
+}
+
+static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
+				  int num_prs, void *context)
+{
+	struct ipoib_path *path = context;
+	struct ipoib_dev_priv *priv = path->priv;
+
+	spin_lock_bh(&path->lock);
+	path->querying = false;
+	path->have_result = true;
+	path->result_status = status;
+	if (!status && (!resp || num_prs < 1))
+		path->result_status = -EIO;
+	if (!path->result_status)
+		path->result = *resp;
+	/* Under the lock: once querying is false the path may be freed. */
+	queue_work(priv->wq, &path->work);
+	spin_unlock_bh(&path->lock);
+	wake_up_all(&priv->path_wait);
+}
+
+static void ipoib_path_failed(struct ipoib_path *path, int status)
+{
+	struct ipoib_dev_priv *priv = path->priv;
+	struct sk_buff_head drop;
+
+	__skb_queue_head_init(&drop);
+	spin_lock_bh(&path->lock);
+	if (!path->backoff_ms)
+		path->backoff_ms = IPOIB_PATH_BACKOFF_MS;
+	else
+		path->backoff_ms = min(path->backoff_ms * 2,
+				       IPOIB_PATH_BACKOFF_MAX_MS);
+	path->retry_at = jiffies + msecs_to_jiffies(path->backoff_ms);
+	/* A failed refresh keeps the old AH: it is still the best we know. */
+	if (!rcu_access_pointer(path->ah))
+		path->state = IPOIB_PATH_FAILED;
+	skb_queue_splice_init(&path->queue, &drop);
+	spin_unlock_bh(&path->lock);
+
+	net_dbg_ratelimited("%s: no path to %pI6: %d, retry in %u ms\n",
+			    priv->dev->name, path->dgid.raw, status,
+			    path->backoff_ms);
+	ipoib_path_drop_queue(priv, &drop);
+}
+
+static void ipoib_path_install(struct ipoib_path *path,
+			       struct sa_path_rec *rec)
+{
+	struct ipoib_dev_priv *priv = path->priv;
+	struct rdma_ah_attr attr = {};
+	struct sk_buff_head flush;
+	struct ipoib_ah *ah, *old;
+	struct sk_buff *skb;
+	int ret;
+
+	ret = ib_init_ah_attr_from_path(priv->ca, priv->port, rec, &attr, NULL);
+	if (ret) {
+		ipoib_path_failed(path, ret);
+		return;
+	}
+	ah = ipoib_ah_create(priv, &attr);
+	rdma_destroy_ah_attr(&attr);
+	if (IS_ERR(ah)) {
+		ipoib_path_failed(path, PTR_ERR(ah));
+		return;
+	}
+
+	__skb_queue_head_init(&flush);
+	spin_lock_bh(&path->lock);
+	old = rcu_replace_pointer(path->ah, ah, lockdep_is_held(&path->lock));
+	path->rec = *rec;
+	path->state = IPOIB_PATH_RESOLVED;
+	path->backoff_ms = 0;
+	skb_queue_splice_init(&path->queue, &flush);
+	spin_unlock_bh(&path->lock);
+	ipoib_ah_put(old);
+
+	netdev_dbg(priv->dev, "path to %pI6: dlid 0x%x sl %u\n",
+		   path->dgid.raw, be32_to_cpu(sa_path_get_dlid(rec)), rec->sl);
+	while ((skb = __skb_dequeue(&flush)))
+		ipoib_requeue_xmit(priv, skb);
+}
+
+static void ipoib_path_start_query(struct ipoib_path *path)
+{
+	struct ipoib_dev_priv *priv = path->priv;
+	struct sa_path_rec req = {};
+	struct ib_sa_query *query;
+	int id;
+
+	req.rec_type = SA_PATH_REC_TYPE_IB;
+	req.dgid = path->dgid;
+	req.sgid = priv->local_gid;
+	req.numb_path = 1;
+	req.pkey = cpu_to_be16(priv->pkey);
+	req.traffic_class = priv->bcast_rec.traffic_class;
+
+	id = ib_sa_path_rec_get(&ipoib_sa_client, priv->ca, priv->port, &req,
+				IB_SA_PATH_REC_DGID | IB_SA_PATH_REC_SGID |
+				IB_SA_PATH_REC_NUMB_PATH |
+				IB_SA_PATH_REC_TRAFFIC_CLASS |
+				IB_SA_PATH_REC_PKEY,
+				IPOIB_PATH_QUERY_MS, GFP_KERNEL,
+				ipoib_path_query_done, path, &query);
+	spin_lock_bh(&path->lock);
+	if (id < 0) {
+		path->querying = false;
+		spin_unlock_bh(&path->lock);
+		wake_up_all(&priv->path_wait);
+		ipoib_path_failed(path, id);
+		return;
+	}
+	if (path->querying) {
+		path->query_id = id;
+		path->query = query;
+	}
+	spin_unlock_bh(&path->lock);
+}
+
+static void ipoib_path_work(struct work_struct *work)
+{
+	struct ipoib_path *path = container_of(work, struct ipoib_path, work);
+	struct sa_path_rec rec;
+	bool have_result, start = false;
+	int status = 0;
+
+	spin_lock_bh(&path->lock);
+	have_result = path->have_result;
+	if (have_result) {
+		path->have_result = false;
+		status = path->result_status;
+		rec = path->result;
+	}
+	spin_unlock_bh(&path->lock);
+
+	if (have_result) {
+		if (status)
+			ipoib_path_failed(path, status);
+		else
+			ipoib_path_install(path, &rec);
+	}
+
+	spin_lock_bh(&path->lock);
+	if (path->want_query && !path->querying && !path->dead &&
+	    !time_before(jiffies, path->retry_at)) {
+		path->want_query = false;
+		path->querying = true;
+		start = true;
+	} else if (path->want_query && !path->querying && !path->dead) {
+		/* Still backing off: the packets that asked cannot wait. */
+		path->want_query = false;
+	}
+	spin_unlock_bh(&path->lock);
+
+	if (start)
+		ipoib_path_start_query(path);
+}
+
+/* Fabric changed: ask again for every path, keeping the current AHs. */
+void ipoib_path_refresh_all(struct ipoib_dev_priv *priv)
+{
+	struct ipoib_path *path;
+
+	spin_lock_bh(&priv->table_lock);
+	list_for_each_entry(path, &priv->path_list, list) {
+		spin_lock(&path->lock);
+		path->backoff_ms = 0;
+		path->retry_at = jiffies;
+		if (path->state == IPOIB_PATH_FAILED)
+			path->state = IPOIB_PATH_UNRESOLVED;
+		if (!path->querying) {
+			path->want_query = true;
+			queue_work(priv->wq, &path->work);
+		}
+		spin_unlock(&path->lock);
+	}
+	spin_unlock_bh(&priv->table_lock);
+}
+
+static void ipoib_path_unlink(struct ipoib_dev_priv *priv,
+			      struct ipoib_path *path, struct list_head *dead)
+{
+	lockdep_assert_held(&priv->table_lock);
+	rhashtable_remove_fast(&priv->paths, &path->node, ipoib_path_params);
+	list_move(&path->list, dead);
+	spin_lock(&path->lock);
+	path->dead = true;
+	spin_unlock(&path->lock);
+}
+
+static bool ipoib_path_idle(struct ipoib_path *path)
+{
+	bool querying;
+
+	spin_lock_bh(&path->lock);
+	querying = path->querying;
+	spin_unlock_bh(&path->lock);
+	return !querying;
+}
+
+/* Second phase of removal: nobody can find @path any more. */
+static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
+				 struct list_head *dead)
+{
+	struct ipoib_path *path, *tmp;
+	struct sk_buff_head drop;
+
+	if (list_empty(dead))
+		return;
+	synchronize_rcu();
+	list_for_each_entry_safe(path, tmp, dead, list) {
+		cancel_work_sync(&path->work);
+		__skb_queue_head_init(&drop);
+		spin_lock_bh(&path->lock);
+		skb_queue_splice_init(&path->queue, &drop);
+		spin_unlock_bh(&path->lock);
+		ipoib_path_drop_queue(priv, &drop);
+		ipoib_ah_put(rcu_dereference_protected(path->ah, 1));
+		list_del(&path->list);
+		kfree(path);
+	}
+}
+
+/* Free paths no neighbour uses that have been idle for a while. */
+void ipoib_path_gc(struct ipoib_dev_priv *priv)
+{
+	struct ipoib_path *path, *tmp;
+	LIST_HEAD(dead);
+
+	spin_lock_bh(&priv->table_lock);
+	list_for_each_entry_safe(path, tmp, &priv->path_list, list) {
+		if (path->nr_neigh ||
+		    time_before(jiffies, READ_ONCE(path->last_used) +
+				IPOIB_PATH_IDLE))
+			continue;
+		if (!ipoib_path_idle(path))
+			continue;
+		ipoib_path_unlink(priv, path, &dead);
+	}
+	spin_unlock_bh(&priv->table_lock);
+	ipoib_path_free_list(priv, &dead);
+}
+
+/* Remove every path (interface going down); neighbours are gone already. */
+void ipoib_path_flush(struct ipoib_dev_priv *priv)
+{
+	struct ipoib_path *path, *tmp;
+	LIST_HEAD(dead);
+
+	spin_lock_bh(&priv->table_lock);
+	list_for_each_entry_safe(path, tmp, &priv->path_list, list)
+		ipoib_path_unlink(priv, path, &dead);
+	spin_unlock_bh(&priv->table_lock);
+
+	list_for_each_entry(path, &dead, list) {
+		struct ib_sa_query *query = NULL;
+		int id = 0;
+
+		/* After this no new query can start on @path. */
+		cancel_work_sync(&path->work);
+		spin_lock_bh(&path->lock);
+		if (path->querying) {
+			id = path->query_id;
+			query = path->query;
+		}
+		spin_unlock_bh(&path->lock);
+		if (query)
+			ib_sa_cancel_query(id, query);
+	}
+	list_for_each_entry(path, &dead, list)
+		wait_event(priv->path_wait, ipoib_path_idle(path));
+	ipoib_path_free_list(priv, &dead);
+}
+
+int ipoib_path_init(struct ipoib_dev_priv *priv)
+{
+	INIT_LIST_HEAD(&priv->path_list);
+	init_waitqueue_head(&priv->path_wait);
+	return rhashtable_init(&priv->paths, &ipoib_path_params);
+}
+
+void ipoib_path_cleanup(struct ipoib_dev_priv *priv)
+{
+	ipoib_path_flush(priv);
+	rhashtable_destroy(&priv->paths);
+}

@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: ours
+# vms: 1
+# timeout: 300
+#
+# Two hosts (network namespaces) on softib's in-kernel fabric: interfaces,
+# link kind, carrier after the broadcast join, MTU from the group, IPv6
+# interface ID from the port GUID, ping/ping6 both ways, the 2044/2045 DF
+# boundary, iperf3 TCP with no retransmission and UDP, ip -s link counters,
+# clean unload.
+. /tests/lib.sh
+
+check "load the IB core" load_ib_core
+check "load softib ndevs=2" load_softib ndevs=2
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
+check_wait "ib0 and ib1 exist" 20 sh -c 'test -d /sys/class/net/ib0 && test -d /sys/class/net/ib1'
+check "ib0 is ARPHRD_INFINIBAND (32) with a 20-byte address" sh -c \
+	'test "$(cat /sys/class/net/ib0/type)" = 32 && test "$(cat /sys/class/net/ib0/addr_len)" = 20'
+check "ip -d link shows kind ipoib" sh -c '/usr/sbin/ip -d link show ib0 | grep -q ipoib'
+check "broadcast address is ff12:401b:ffff::ffff:ffff" sh -c \
+	'grep -q "^00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff$" /sys/class/net/ib0/broadcast'
+check "hardware address ends with the port GID of sib0" sh -c \
+	'grep -q "fe:80:00:00:00:00:00:00:00:02:c9:03:00:a0:00:01$" /sys/class/net/ib0/address'
+
+check "no carrier before the interface is up" sh -c '! /usr/sbin/ip link show ib0 | grep -q LOWER_UP'
+check "host a (ib0)" make_host a ib0 10.9.0.1/24 fd00:9::1/64
+check "host b (ib1)" make_host b ib1 10.9.0.2/24 fd00:9::2/64
+check_wait "carrier on ib0 (broadcast group joined)" 30 _t_has_carrier a ib0
+check_wait "carrier on ib1" 30 _t_has_carrier b ib1
+mtu=$(in_host a cat /sys/class/net/ib0/mtu)
+check "ib0 MTU is 2044 (group MTU 2048): $mtu" test "$mtu" = 2044
+check_wait "IPv6 link-local from the port GUID (fe80::202:c903:a0:1)" 10 sh -c \
+	'/usr/sbin/ip -n a -6 addr show dev ib0 | grep -q "fe80::202:c903:a0:1/64"'
+
+check_wait "ping a -> b" 30 in_host a ping -c 1 -W 2 10.9.0.2
+check_wait "ping b -> a" 10 in_host b ping -c 1 -W 2 10.9.0.1
+check "ping a -> b, 5 replies" in_host a ping -c 5 -i 0.2 -W 2 10.9.0.2
+check_wait "ping6 a -> b" 30 in_host a ping -6 -c 1 -W 2 fd00:9::2
+check_wait "ping6 b -> a" 10 in_host b ping -6 -c 1 -W 2 fd00:9::1
+check_wait "ping6 link-local a -> b" 10 in_host a ping -6 -c 1 -W 2 fe80::202:c903:a0:2%ib0
+
+check "2044-byte DF datagram passes" in_host a ping -M do -c 2 -W 3 -s 2016 10.9.0.2
+out=$(in_host a ping -M do -c 1 -W 2 -s 2017 10.9.0.2 2>&1)
+rc=$?
+echo "$out"
+if [ $rc != 0 ] && echo "$out" | grep -qi "message too long\|mtu"; then
+	ok "2045-byte DF datagram gets EMSGSIZE"
+else
+	fail "2045-byte DF datagram gets EMSGSIZE" "rc $rc: $out"
+fi
+
+in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
+wait_for 10 sh -c 'ip netns exec b ss -ltn | grep -q :5201'
+out=$(in_host a iperf3 -c 10.9.0.2 -p 5201 -t 5 -J 2>&1)
+retr=$(echo "$out" | awk -F: '/"sum_sent"/ { s = 1 } s && /"retransmits"/ { gsub(/[ ,]/, "", $2); print $2; exit }')
+bps=$(echo "$out" | awk -F: '/"sum_received"/ { s = 1 } s && /"bits_per_second"/ { gsub(/[ ,]/, "", $2); print int($2); exit }')
+if [ -n "$retr" ] && [ "$retr" -eq 0 ] 2>/dev/null && [ "${bps:-0}" -gt 0 ]; then
+	ok "iperf3 TCP 5 s: $bps bit/s, 0 retransmits"
+else
+	fail "iperf3 TCP 5 s: zero retransmits" "retransmits '$retr' received '$bps' bit/s: $(echo "$out" | tail -n 3)"
+fi
+out=$(in_host a iperf3 -c 10.9.0.2 -p 5201 -u -b 10M -t 3 -J 2>&1)
+pk=$(echo "$out" | awk -F: '/"sum"/ { s = 1 } s && /"packets"/ { gsub(/[ ,]/, "", $2); print $2; exit }')
+lost=$(echo "$out" | awk -F: '/"sum"/ { s = 1 } s && /"lost_percent"/ { gsub(/[ ,]/, "", $2); print $2; exit }')
+if [ "${pk:-0}" -gt 0 ] 2>/dev/null; then
+	ok "iperf3 UDP 3 s: $pk datagrams, $lost% lost"
+else
+	fail "iperf3 UDP" "$(echo "$out" | tail -n 3)"
+fi
+killall iperf3 2>/dev/null
+for d in sib0 sib1; do echo "$d:"; grep -v ' 0$' "$(sib $d counters)"; done
+in_host a ip -s link show ib0
+in_host a cat /proc/net/snmp | grep -A1 Tcp:
+
+in_host b ip -s link show ib1
+rxp=$(in_host b cat /sys/class/net/ib1/statistics/rx_packets)
+txp=$(in_host b cat /sys/class/net/ib1/statistics/tx_packets)
+check "ip -s link counts the traffic on ib1: rx $rxp tx $txp" test "${rxp:-0}" -gt 1000 -a "${txp:-0}" -gt 100
+
+check "unload everything" unload_all
+check "nothing left loaded" sh -c '! ls -d /sys/module/softib /sys/module/ib_ipoib /sys/module/ib_core 2>/dev/null'

@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: ours
+# vms: 1
+# timeout: 300
+#
+# Multicast membership as the SA sees it: the broadcast group (full member,
+# parameters from the SA), the IPv4/IPv6 groups of the interface's multicast
+# list, a send-only full-member join for a group we only send to, a leave
+# when the address goes, and leaving everything when the interface goes down.
+. /tests/lib.sh
+
+SA=$SIB_DEBUGFS
+BCAST=ff12:401b:ffff:0000:0000:0000:ffff:ffff
+ALLHOSTS=ff12:401b:ffff:0000:0000:0000:0000:0001
+ALLNODES6=ff12:601b:ffff:0000:0000:0000:0000:0001
+MG_JOIN=ff12:401b:ffff:0000:0000:0000:0f01:0203		# 239.1.2.3
+MG_SENDONLY=ff12:401b:ffff:0000:0000:0000:0f09:0909	# 239.9.9.9
+
+gid_of() { cat "/sys/class/infiniband/$1/ports/1/gids/0"; }
+sa_member() {	# sa_member MGID GID JOIN_STATE
+	awk -v m="$1" -v g="$2" -v j="$3" '
+		$1 != "member" { in_g = ($1 == m) }
+		in_g && $1 == "member" && $2 == g && $4 == j { f = 1 }
+		END { exit !f }' "$SA/sa_groups"
+}
+sa_not_member() {	# sa_not_member MGID GID
+	! awk -v m="$1" -v g="$2" '
+		$1 != "member" { in_g = ($1 == m) }
+		in_g && $1 == "member" && $2 == g { f = 1 }
+		END { exit !f }' "$SA/sa_groups"
+}
+
+check "load the IB core" load_ib_core
+check "load softib ndevs=2" load_softib ndevs=2
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
+echo 'module ib_ipoib +p' >/proc/dynamic_debug/control 2>/dev/null
+check_wait "ib0 and ib1 exist" 20 test -d /sys/class/net/ib1
+GID0=$(gid_of sib0)
+GID1=$(gid_of sib1)
+check "host a (ib0)" make_host a ib0 10.9.0.1/24 fd00:9::1/64
+check "host b (ib1)" make_host b ib1 10.9.0.2/24 fd00:9::2/64
+check_wait "carrier on ib0" 30 _t_has_carrier a ib0
+check_wait "carrier on ib1" 30 _t_has_carrier b ib1
+
+check_wait "broadcast group lists ib0 as full member" 20 sa_member $BCAST "$GID0" 0x1
+check_wait "broadcast group lists ib1 as full member" 20 sa_member $BCAST "$GID1" 0x1
+check_wait "IPv4 all-hosts group lists ib0" 20 sa_member $ALLHOSTS "$GID0" 0x1
+check_wait "IPv6 all-nodes group lists ib0" 20 sa_member $ALLNODES6 "$GID0" 0x1
+
+check "b joins 239.1.2.3" /usr/sbin/ip -n b addr add 239.1.2.3/32 dev ib1 autojoin
+check_wait "239.1.2.3 group lists ib1 as full member" 20 sa_member $MG_JOIN "$GID1" 0x1
+check "the group has the broadcast group's Q_Key and MTU" sh -c \
+	"grep -q '^$MG_JOIN mlid 0x[0-9a-f]* qkey 0x00000b1b mtu 2048 pkey 0xffff' $SA/sa_groups"
+
+in_host a ping -c 3 -i 0.3 -W 1 -I ib0 239.9.9.9 >/dev/null 2>&1
+check_wait "a sending to 239.9.9.9 joined it send-only (join_state 0x8)" 20 sa_member $MG_SENDONLY "$GID0" 0x8
+
+check "b leaves 239.1.2.3" /usr/sbin/ip -n b addr del 239.1.2.3/32 dev ib1
+check_wait "ib1 is no longer a member of 239.1.2.3" 20 sa_not_member $MG_JOIN "$GID1"
+
+check "a goes down" /usr/sbin/ip -n a link set ib0 down
+check_wait "ib0 left the broadcast group" 20 sa_not_member $BCAST "$GID0"
+check_wait "ib0 left the send-only group" 20 sa_not_member $MG_SENDONLY "$GID0"
+check "a comes back up" /usr/sbin/ip -n a link set ib0 up
+check_wait "ib0 rejoined the broadcast group" 30 sa_member $BCAST "$GID0" 0x1
+check_wait "ping a -> b after down/up" 30 in_host a ping -c 1 -W 2 10.9.0.2
+cat "$SA/sa_groups"
+dmesg | grep -E 'ib[01]:' | tail -n 80
+
+check "unload everything" unload_all
