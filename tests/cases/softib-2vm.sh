@@ -35,7 +35,7 @@ check "barrier: ib0 up on both VMs" vm_barrier ib0up 180
 
 check_wait "ping the other VM over ib0" 60 ping -c 1 -W 2 "10.88.0.$PEER"
 check_wait "ping6 the other VM over ib0" 60 ping -6 -c 1 -W 2 "fd88::$PEER"
-check "2044-byte datagrams with DF pass" ping -c 2 -W 3 -M do -s 2016 "10.88.0.$PEER"
+check "2044-byte datagrams with DF pass" ping -c 2 -W 3 -M "do" -s 2016 "10.88.0.$PEER"
 check "5 pings" ping -c 5 -i 0.3 -W 3 "10.88.0.$PEER"
 check "unicast went to the peer's MAC" sh -c \
 	"awk '\$1 == \"tx_unicast\" && \$2 > 0 { f = 1 } END { exit !f }' $(sib "sib$VM_ID" eth)"
@@ -43,6 +43,6 @@ check "the peer's MAC was learned" grep -q "l2 0x000$PEER 52:54:00:00:00:0$PEER"
 check "no frame refused by the parser" sh -c \
 	"awk '\$1 == \"rx_bad\" && \$2 == 0 { f = 1 } END { exit !f }' $(sib "sib$VM_ID" eth)"
 # the other VM still needs our SA / answers until it is done
-check "barrier: both done" vm_barrier done 180
+check "barrier: both done" vm_barrier finished 180
 
 check "unload everything" unload_all

@@ -88,11 +88,21 @@ for pair in 1:2 1:3 2:1 2:3 3:1 3:2; do
 	check_wait "host$a pings host$b" 60 in_host "h$a" ping -c 1 -W 2 "10.77.0.$b"
 done
 check_wait "host1 pings6 host3" 60 in_host h1 ping -6 -c 1 -W 2 fd77::3
-check "2044-byte datagrams with DF pass" in_host h1 ping -c 2 -W 3 -M do -s 2016 10.77.0.2
+check "2044-byte datagrams with DF pass" in_host h1 ping -c 2 -W 3 -M "do" -s 2016 10.77.0.2
 check "unicast went to a learned MAC" eth_stat_positive sibeth1 tx_unicast
 check "sibeth1 learned sibeth2's MAC" sh -c "grep -q 'l2 0x0012 $(lower_mac 2)' $(sib sibeth1 eth)"
 check "no frame was refused by the parser" sh -c \
 	"[ \$(cat $(sib sibeth1 eth) $(sib sibeth2 eth) $(sib sibeth3 eth) | awk '\$1 == \"rx_bad\" { s += \$2 } END { print s }') = 0 ]"
+
+# the fabric's corrupt fault on the Ethernet path: a bit flipped after the
+# ICRC, so the receiving port counts drop_icrc
+icrc0=$(sib_counter sibeth2 drop_icrc)
+check "corrupt_pct 100" sh -c "echo 100 >$SIB_DEBUGFS/corrupt_pct"
+check_fail "host1 cannot ping host2 with every frame corrupted" in_host h1 ping -c 2 -W 2 10.77.0.2
+check "corrupt_pct 0" sh -c "echo 0 >$SIB_DEBUGFS/corrupt_pct"
+check "sibeth1 sent corrupted frames" eth_stat_positive sibeth1 tx_corrupted
+check "sibeth2 counted them as drop_icrc" test "$(sib_counter sibeth2 drop_icrc)" -gt "$icrc0"
+check_wait "host1 pings host2 after the corruption stops" 60 in_host h1 ping -c 1 -W 2 10.77.0.2
 
 # the port follows the lower carrier
 check "bridge port brp2 down" ip link set brp2 down
@@ -113,13 +123,19 @@ check_wait "sibeth3 IB MTU 4096" 5 grep -q "ib_mtu 4096" "$(sib sibeth3 eth)"
 check_fail "a second link on sibe1 is refused" rdma link add sibethx type softib netdev sibe1
 check_fail "a link on lo is refused" rdma link add sibethlo type softib netdev lo
 
-# removal
+# removal, each while a ping flood runs towards the device going away
+in_host h1 ping -f -w 4 10.77.0.3 >/dev/null 2>&1 &
+sleep 1
 check "rdma link delete sibeth3" rdma link delete sibeth3
 check_wait "sibeth3 gone" 20 test ! -e /sys/class/infiniband/sibeth3
 check_wait "host3: $IB3 gone" 20 sh -c "! /usr/sbin/ip -n h3 link show dev $IB3 2>/dev/null"
+wait
+in_host h1 ping -f -w 4 10.77.0.2 >/dev/null 2>&1 &
+sleep 1
 check "ip link del sibe2 (the lower of sibeth2)" ip link del sibe2
 check_wait "sibeth2 gone with its lower netdev" 20 test ! -e /sys/class/infiniband/sibeth2
 check_wait "sibeth1 still pings itself" 30 in_host h1 ping -c 1 -W 2 10.77.0.1
+wait
 check "rdma link add sibeth3 again on sibe3" rdma link add sibeth3 type softib netdev sibe3
 check_wait "sibeth3 back" 10 test -e /sys/class/infiniband/sibeth3
 

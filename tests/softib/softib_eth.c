@@ -126,14 +126,21 @@ static struct softib_eth *softib_eth_find(const struct net_device *ndev)
 	return NULL;
 }
 
-/* The largest IB MTU whose packets fit in a lower MTU of @mtu bytes. */
+/*
+ * The largest IB MTU, at most port_mtu, whose packets fit in a lower MTU of
+ * @mtu bytes (IB_MTU_256 if none does: larger packets count tx_too_big).
+ */
 static enum ib_mtu softib_eth_ib_mtu(unsigned int mtu)
 {
 	enum ib_mtu m;
 
-	for (m = IB_MTU_4096; m > IB_MTU_256; m--)
-		if (ib_mtu_enum_to_int(m) + SOFTIB_WIRE_MAX_OVERHEAD <= mtu)
+	for (m = IB_MTU_4096; m > IB_MTU_256; m--) {
+		unsigned int bytes = ib_mtu_enum_to_int(m);
+
+		if (bytes <= softib_port_mtu &&
+		    bytes + SOFTIB_WIRE_MAX_OVERHEAD <= mtu)
 			break;
+	}
 	return m;
 }
 

@@ -2,34 +2,35 @@
 /*
  * softib Ethernet transport (softib_eth.c) and wire format (softib_wire.c).
  *
- * REQUESTS TO THE CORE (softib.h / softib_main.c / softib_fabric.c owner),
- * from the Ethernet transport, which is written assuming them:
+ * Contract with the core (softib_main.c, softib_fabric.c, softib_debugfs.c;
+ * all of it is in place):
  *
- *   R1. (done in softib_main.c) softib_dev_dealloc() calls
- *       softib_eth_detach() with no softib lock held: it takes
- *       softib_eth_lock, which the netdev notifier holds under RTNL.
- *       softib_eth_detach() is safe against a concurrent softib_eth_xmit()
- *       (RCU), so the order against softib_fabric_dev_stop() is free.
- *   R2. (done) The module exit calls softib_eth_exit() before it destroys
- *       the devices, and softib_destroy_all() also catches devices whose
- *       removal the notifier queued (ib_unregister_device_queued).
- *   R3. The core's tx path calls softib_eth_xmit() for every packet that
- *       leaves an Ethernet-bound device (sdev->ndev) for another LID or a
- *       multicast LID, in any context, after applying loss/dup/reorder.
- *       Before attach and after the lower netdev is gone the transport
- *       drops it and counts SOFTIB_CNT_DROP_LINK_DOWN.
- *   R4. Corrupt fault on the Ethernet path: the core calls
- *       softib_eth_xmit_corrupt() instead of softib_eth_xmit() (and counts
- *       corrupt_fault); the transport flips one bit after the ICRC is
- *       computed, so the receiver counts drop_icrc, as on a real wire.
- *   R5. The core's "inject" knob: softib_wire_parse(); on error
- *       softib_count(sdev, why), else softib_rx() then softib_pkt_free().
- *   R6. softib_dev_set_mtu() and softib_dev_port_event() are called under
- *       RTNL and softib_eth_lock: they must not take softib_devs_lock (they
- *       take only cfg_lock today).
- *   Transport-only counters (frames flooded or sent unicast, queue
- *   overflow, frames for another LID, the learned SLID -> MAC table) are in
- *   the per-device debugfs file "eth", created and removed by the transport.
+ *   - softib_dev_dealloc() (ib_core's dealloc_driver) calls
+ *     softib_eth_detach() with no softib lock held: it takes
+ *     softib_eth_lock, which the netdev notifier holds under RTNL.  It is
+ *     safe against a concurrent softib_eth_xmit() (RCU), so its order
+ *     against softib_fabric_dev_stop() does not matter.
+ *   - The module exit calls softib_eth_exit() before it destroys the
+ *     devices; softib_destroy_all() also waits for removals the notifier
+ *     queued (ib_unregister_device_queued()).
+ *   - The fabric calls softib_eth_xmit() for every packet an Ethernet-bound
+ *     device (sdev->ndev) sends to another LID or to a multicast LID, after
+ *     loss/dup/reorder, and softib_eth_xmit_corrupt() for one the corrupt
+ *     fault picked (the transport flips a bit after the ICRC, so the
+ *     receiver counts drop_icrc).  Before attach and after the lower netdev
+ *     is gone the transport drops it and counts drop_link_down.
+ *   - The "inject" knob runs softib_wire_parse(), counts @why on failure,
+ *     else softib_rx() and softib_pkt_free().
+ *   - softib_dev_set_mtu() and softib_dev_port_event() are called under RTNL
+ *     and softib_eth_lock: they must not take softib_devs_lock.
+ *   - Transport-only counters (frames flooded or sent unicast, queue
+ *     overflow, frames for another LID, the learned SLID -> MAC table) are
+ *     in the per-device debugfs file "eth", created and removed here.
+ *
+ * Open point for the core: softib_mtu_for() (the MTU at creation) uses
+ * SOFTIB_WIRE_OVERHEAD (72); the transport then sets the MTU with
+ * SOFTIB_WIRE_MAX_OVERHEAD (76, ImmDt included).  They differ only for a
+ * lower MTU of 4168..4171 (or 2120..2123, ...).
  *
  * Lock order (outer first): RTNL > softib_eth_lock (mutex, the list of
  * bindings) > the core's locks.  Per binding: eth->txq_lock and
@@ -52,11 +53,13 @@ enum softib_counter;
 #define SOFTIB_WIRE_MAX_PAYLOAD	4096
 
 /*
- * Bytes a wire packet adds to its payload at most: LRH 8 + GRH 40 + BTH 12
- * + DETH 8 + ImmDt 4 + pad 3 + ICRC 4.  The Ethernet header is not part of
- * the netdev MTU.
+ * Bytes a wire packet adds to a payload of at most one IB MTU: LRH 8 + GRH
+ * 40 + BTH 12 + DETH 8 + ImmDt 4 + ICRC 4 (a padded payload is at most
+ * MTU - 1 bytes, so payload + pad never exceeds the MTU).  The Ethernet
+ * header is not part of the netdev MTU.  The core's softib_mtu_for() should
+ * use it too (it uses SOFTIB_WIRE_OVERHEAD, 72, which forgets ImmDt).
  */
-#define SOFTIB_WIRE_MAX_OVERHEAD	79
+#define SOFTIB_WIRE_MAX_OVERHEAD	76
 
 int softib_eth_init(void);
 void softib_eth_exit(void);
