@@ -6,8 +6,12 @@
  * by the SA (softib_sa.c) and the Ethernet transport (softib_eth.c,
  * softib_wire.c).
  *
- * Interface changes (newest first; tell the other softib files' owners):
- *   - none yet.
+ * Interface notes for the other softib files (newest first):
+ *   - Counters beyond INTERFACES.md are appended after drop_icrc:
+ *     drop_link_down, drop_no_route, rx_err_cqe, cq_overflow, drop_txq_full.
+ *   - softib_count() is a static inline (same signature as agreed).
+ *   - The core calls softib_eth_xmit_corrupt() for the corrupt fault (R4)
+ *     and softib_eth_detach() from dealloc_driver with no lock held (R1).
  *
  * Lock order (take a lock only while holding the ones above it, never the
  * ones below):
@@ -79,6 +83,7 @@ enum softib_counter {
 	SOFTIB_CNT_RX_ERR_CQE,		/* receive completed with an error status */
 	SOFTIB_CNT_CQ_OVERFLOW,
 	SOFTIB_CNT_DROP_TXQ_FULL,	/* the sender's fabric queue was full */
+	SOFTIB_CNT_CQ_MODIFY,		/* modify_cq (CQ moderation) accepted */
 	SOFTIB_NR_COUNTERS
 };
 
@@ -136,12 +141,16 @@ struct softib_dev {
 	struct softib_pkt *held;	/* reorder fault: goes out after the next */
 	struct softib_pkt *stalled;	/* waits for a receive WQE at its target */
 	unsigned long stall_since;	/* jiffies when stalled first waited */
+	u16 stall_skip_lid;		/* gave up waiting for this target: */
+	u32 stall_skip_qpn;		/* no more waiting for it until */
+	unsigned long stall_skip_until;	/* this time */
 	struct delayed_work tx_work;	/* delivers txq */
 
 	atomic64_t counters[SOFTIB_NR_COUNTERS];
 	atomic_t fail_post_send;	/* one-shot failure counts (debugfs) */
 	atomic_t fail_create_ah;
 	atomic_t fail_cq_overflow;
+	atomic_t fail_modify_cq;	/* modify_cq answers -EOPNOTSUPP */
 	atomic_t rx_starve;
 
 	struct dentry *debugfs;		/* softib/<name>/ */
@@ -189,6 +198,7 @@ struct softib_cq {
 	u32 head, tail;			/* poll at head, push at tail */
 	enum ib_cq_notify_flags notify;	/* 0: not armed */
 	bool overflowed;		/* CQ_ERR raised; the CQ is dead */
+	u16 moder_count, moder_period;	/* recorded by modify_cq, not applied */
 };
 
 struct softib_rwqe {
@@ -272,6 +282,7 @@ int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int softib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int softib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int softib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int softib_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
 void softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc, bool solicited);
 
 /* softib_qp.c: UD, GSI and SMI QPs, posting, multicast attachments */
@@ -330,5 +341,8 @@ void softib_debugfs_init(void);
 void softib_debugfs_exit(void);
 void softib_debugfs_dev_add(struct softib_dev *sdev);
 void softib_debugfs_dev_remove(struct softib_dev *sdev);
+
+/* softib_blast.c: the raw-ceiling knob (debugfs "blast"), removed with root */
+void softib_blast_init(struct dentry *root);
 
 #endif /* _SOFTIB_H */

@@ -39,6 +39,29 @@ int softib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * CQ moderation (ib_device_ops.modify_cq, reached through
+ * rdma_set_cq_moderation()): the values are recorded and counted
+ * (cq_modify) so a test can see that a ULP asked, but completion events are
+ * not delayed. fail_modify_cq makes the next N calls answer -EOPNOTSUPP, as
+ * an HCA without moderation does.
+ */
+int softib_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
+{
+	struct softib_dev *sdev = to_sdev(ibcq->device);
+	struct softib_cq *cq = to_scq(ibcq);
+	unsigned long flags;
+
+	if (atomic_add_unless(&sdev->fail_modify_cq, -1, 0))
+		return -EOPNOTSUPP;
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->moder_count = count;
+	cq->moder_period = period;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	softib_count(sdev, SOFTIB_CNT_CQ_MODIFY);
+	return 0;
+}
+
 static u32 softib_cq_next(const struct softib_cq *cq, u32 i)
 {
 	return i + 1 == cq->size ? 0 : i + 1;

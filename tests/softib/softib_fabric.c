@@ -23,7 +23,7 @@
 
 #define SOFTIB_TXQ_MAX		4096	/* packets waiting per device */
 #define SOFTIB_TX_BUDGET	64	/* packets per tx_work round */
-#define SOFTIB_STALL_MAX	(HZ / 10)	/* longest wait for a receive WQE */
+#define SOFTIB_STALL_MAX	HZ	/* longest wait for a receive WQE */
 
 const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_TX_PACKETS] = "tx_packets",
@@ -48,6 +48,7 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_RX_ERR_CQE] = "rx_err_cqe",
 	[SOFTIB_CNT_CQ_OVERFLOW] = "cq_overflow",
 	[SOFTIB_CNT_DROP_TXQ_FULL] = "drop_txq_full",
+	[SOFTIB_CNT_CQ_MODIFY] = "cq_modify",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */
@@ -85,9 +86,11 @@ struct softib_pkt *softib_pkt_alloc(u32 len, gfp_t gfp)
 {
 	struct softib_pkt *pkt;
 
-	pkt = kzalloc(struct_size(pkt, data, len), gfp);
+	/* every caller fills data[] whole: zero only the header (make bench) */
+	pkt = kmalloc(struct_size(pkt, data, len), gfp);
 	if (!pkt)
 		return NULL;
+	memset(pkt, 0, sizeof(*pkt));
 	INIT_LIST_HEAD(&pkt->list);
 	pkt->len = len;
 	return pkt;
@@ -285,7 +288,7 @@ out_free:
  */
 static bool softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
 {
-	bool corrupt;
+	bool corrupt, can_wait;
 
 	if (softib_chance(READ_ONCE(softib_loss_pct))) {
 		softib_count(sdev, SOFTIB_CNT_DROP_FAULT);
@@ -310,7 +313,10 @@ static bool softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
 		return true;
 	}
 
-	if (softib_route(sdev, pkt, corrupt, true) == -EAGAIN) {
+	/* a target that made us give up recently gets no more waiting */
+	can_wait = !(pkt->dlid == sdev->stall_skip_lid && pkt->dqpn == sdev->stall_skip_qpn &&
+		     time_before(jiffies, sdev->stall_skip_until));
+	if (softib_route(sdev, pkt, corrupt, can_wait) == -EAGAIN) {
 		sdev->stalled = pkt;
 		sdev->stall_since = jiffies;
 		return false;
@@ -329,6 +335,11 @@ static bool softib_tx_unstall(struct softib_dev *sdev)
 	bool can_wait = time_before(jiffies, sdev->stall_since + SOFTIB_STALL_MAX);
 	struct softib_pkt *pkt = sdev->stalled;
 
+	if (!can_wait) {
+		sdev->stall_skip_lid = pkt->dlid;
+		sdev->stall_skip_qpn = pkt->dqpn;
+		sdev->stall_skip_until = jiffies + SOFTIB_STALL_MAX;
+	}
 	if (softib_route(sdev, pkt, false, can_wait) == -EAGAIN)
 		return false;
 	sdev->stalled = NULL;

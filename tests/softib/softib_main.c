@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/device.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/rculist.h>
@@ -183,7 +184,7 @@ static int __init softib_init(void)
 	unsigned int i;
 	int err;
 
-	if (ib_mtu_int_to_enum(softib_port_mtu) == IB_MTU_256 && softib_port_mtu != 256) {
+	if (softib_port_mtu < 256 || softib_port_mtu > 4096 || !is_power_of_2(softib_port_mtu)) {
 		pr_err("port_mtu %u is not an IB MTU\n", softib_port_mtu);
 		return -EINVAL;
 	}
@@ -196,6 +197,7 @@ static int __init softib_init(void)
 
 	softib_fabric_set_seed(1);
 	softib_debugfs_init();
+	softib_blast_init(softib_debugfs_root);
 
 	err = softib_sa_init(softib_debugfs_root);
 	if (err)

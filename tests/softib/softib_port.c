@@ -28,8 +28,12 @@ void softib_dispatch_port_event(struct softib_dev *sdev, enum ib_event_type type
 		.event = type,
 	};
 
+	/* not to a device that is going away (a knob written during removal) */
+	if (!ib_device_try_get(&sdev->ibdev))
+		return;
 	ibdev_dbg(&sdev->ibdev, "event %s\n", ib_event_msg(type));
 	ib_dispatch_event(&ev);
+	ib_device_put(&sdev->ibdev);
 }
 
 static void softib_dispatch_all(enum ib_event_type type)

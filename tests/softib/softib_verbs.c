@@ -241,6 +241,7 @@ const struct ib_device_ops softib_dev_ops = {
 	.destroy_cq = softib_destroy_cq,
 	.poll_cq = softib_poll_cq,
 	.req_notify_cq = softib_req_notify_cq,
+	.modify_cq = softib_modify_cq,
 
 	.create_qp = softib_create_qp,
 	.modify_qp = softib_modify_qp,
