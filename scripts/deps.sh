@@ -11,6 +11,7 @@ PKGS=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse
 	qemu-system-x86 busybox-static iputils-ping iperf3 ethtool
 	rdma-core infiniband-diags ibverbs-utils
+	nfs-kernel-server
 )
 
 missing=()

@@ -114,6 +114,7 @@ fi
 
 . "$HERE/vm/kernel.sh" || exit 1
 . "$HERE/vm/qemu.sh"
+. "$HERE/vm/vmhook.sh"
 
 CASES_DIR=${CASES_DIR:-$REPO/tests/cases}
 CASES_DIR=$(cd "$CASES_DIR" && pwd)
@@ -191,43 +192,130 @@ printf '# kernel %s (%s), initramfs %s KiB in %.1f s, ours: %s, softib: %s, logs
 	"$([ $have_ours = 1 ] && echo built || echo 'not built')" \
 	"$([ $have_softib = 1 ] && echo built || echo 'not built')" "${LOGDIR#"$REPO"/}"
 
-for f in "${selected[@]}"; do
+# run_one CASEFILE DRIVER: one boot (1 or 2 VMs) of a case for one driver
+# (pair). Runs in a subshell: its results are printed as
+# "R<TAB>status<TAB>label<TAB>name<TAB>reason" lines that the parent counts.
+run_one() {
+	local f=$1 d=$2 name drivers vms tmo d0 d1 label out nonce common tb ok_all i l
+	emit() {
+		case $1 in
+		ok) PASS=$((PASS + 1)) ;;
+		skip) SKIP=$((SKIP + 1)) ;;
+		*) FAIL=$((FAIL + 1)) ;;
+		esac
+		printf 'R\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-}"
+	}
 	name=$(basename "$f" .sh)
-	drivers=$(hdr "$f" drivers)
 	vms=$(hdr "$f" vms)
 	tmo=$(hdr "$f" timeout)
-	: "${drivers:=ours}" "${vms:=1}" "${tmo:=300}"
+	: "${vms:=1}" "${tmo:=300}"
 	tmo=$((tmo * ${TIMEOUT_SCALE:-1}))
 	[ "$KERNEL" = debug ] && tmo=$((tmo * ${DEBUG_TIMEOUT_SCALE:-3}))
-	for d in $drivers; do
-		d0=${d%%/*}
-		d1=${d#*/}
-		label="$name [$d]"
-		if [ "$vms" = 1 ] && [ "$d0" != "$d" ]; then
-			emit fail "$label" "case header" "driver pair '$d' needs '# vms: 2'"
-			continue
+	d0=${d%%/*}
+	d1=${d#*/}
+	label="$name [$d]"
+	if [ "$vms" = 1 ] && [ "$d0" != "$d" ]; then
+		emit fail "$label" "case header" "driver pair '$d' needs '# vms: 2'"
+		return
+	fi
+	if [ $have_ours = 0 ] && { [ "$d0" = ours ] || { [ "$vms" = 2 ] && [ "$d1" = ours ]; }; }; then
+		emit skip "$label" "all" "our ib_ipoib.ko is not built (no driver sources yet)"
+		return
+	fi
+	out=$LOGDIR/$name.${d//\//-}
+	nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+	common="CASE_FILE=$GUEST_DIR/$name CASE_NAME=$name VM_COUNT=$vms TEST_NONCE=$nonce"
+	tb=$(date +%s)
+	if ! case_vm_hook "$f" "$out" "$vms"; then
+		emit fail "$label" "case vm-hook" "see ${out#"$REPO"/}.vm*.hook.log"
+		sed 's/^/#   /' "$out".vm*.hook.log 2>/dev/null | tail -n 20
+		case_vm_hook_clean "$out"
+		return
+	fi
+	VM_TIMEOUT=$tmo vm_boot "$vms" "$INITRD" "$out" \
+		"$common VM_ID=0 IPOIB_DRIVER=$d0${VM_APPEND0:+ $VM_APPEND0}" \
+		"$common VM_ID=1 IPOIB_DRIVER=$d1${VM_APPEND1:+ $VM_APPEND1}"
+	case_vm_hook_clean "$out"
+	ok_all=1
+	for i in $(seq 0 $((vms - 1))); do
+		l=$label
+		[ "$vms" = 2 ] && l="$label vm$i"
+		VM_TIMEOUT=$tmo parse_results "$out.vm$i.results" "$nonce" "$out.vm$i.console" "$l" \
+			"$(cat "$out.vm$i.rc" 2>/dev/null)" || {
+			ok_all=0
+			show_failure "$out.vm$i"
+		}
+	done
+	echo "# $label: $(($(date +%s) - tb)) s$([ $ok_all = 1 ] || echo ", logs: ${out#"$REPO"/}.vm*")"
+}
+
+replay() {	# replay JOBFILE: count and print a finished job's lines
+	local line st lab nm rs
+	while IFS= read -r line; do
+		if [[ $line == R$'\t'* ]]; then
+			IFS=$'\t' read -r _ st lab nm rs <<<"$line"
+			emit "$st" "$lab" "$nm" "$rs"
+		else
+			printf '%s\n' "$line"
 		fi
-		if [ $have_ours = 0 ] && { [ "$d0" = ours ] || { [ "$vms" = 2 ] && [ "$d1" = ours ]; }; }; then
-			emit skip "$label" "all" "our ib_ipoib.ko is not built (no driver sources yet)"
-			continue
-		fi
-		out=$LOGDIR/$name.${d//\//-}
-		nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
-		common="CASE_FILE=$GUEST_DIR/$name CASE_NAME=$name VM_COUNT=$vms TEST_NONCE=$nonce"
-		tb=$(date +%s)
-		VM_TIMEOUT=$tmo vm_boot "$vms" "$INITRD" "$out" \
-			"$common VM_ID=0 IPOIB_DRIVER=$d0" "$common VM_ID=1 IPOIB_DRIVER=$d1"
-		ok_all=1
-		for i in $(seq 0 $((vms - 1))); do
-			l=$label
-			[ "$vms" = 2 ] && l="$label vm$i"
-			VM_TIMEOUT=$tmo parse_results "$out.vm$i.results" "$nonce" "$out.vm$i.console" "$l" \
-				"$(cat "$out.vm$i.rc" 2>/dev/null)" || {
-				ok_all=0
-				show_failure "$out.vm$i"
-			}
-		done
-		echo "# $label: $(($(date +%s) - tb)) s$([ $ok_all = 1 ] || echo ", logs: ${out#"$REPO"/}.vm*")"
+	done <"$1"
+}
+
+# Jobs: one per case x driver. JOBS (default 1, 2 when CI=true: the CI
+# machine is ours alone) boots run at once, a two-VM case counting for two;
+# results are printed in case order whatever the finishing order.
+: "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
+[ "$JOBS" -gt 1 ] && export VM_SMP=${VM_SMP:-1}
+job_f=() job_d=() job_w=()
+for f in "${selected[@]}"; do
+	drivers=$(hdr "$f" drivers)
+	vms=$(hdr "$f" vms)
+	w=${vms:-1}
+	[ "$w" -gt "$JOBS" ] && w=$JOBS
+	for d in ${drivers:-ours}; do
+		job_f+=("$f") job_d+=("$d") job_w+=("$w")
 	done
 done
+declare -A running=()
+done_job=()
+next=0 used=0
+flush() {
+	while [ "$next" -lt ${#job_f[@]} ] && [ "${done_job[$next]:-0}" = 1 ]; do
+		replay "$LOGDIR/.job.$next"
+		rm -f "$LOGDIR/.job.$next"
+		next=$((next + 1))
+	done
+}
+reap() {	# wait for one running job to end
+	local fin= j rc
+	wait -n -p fin
+	rc=$?
+	if [ "$rc" = 127 ]; then	# no child left: every job has ended
+		for j in "${running[@]}"; do
+			done_job[j]=1
+		done
+		running=()
+		used=0
+		flush
+		return 0
+	fi
+	[ -n "$fin" ] && [ -n "${running[$fin]+x}" ] || return 0
+	j=${running[$fin]}
+	used=$((used - job_w[j]))
+	done_job[j]=1
+	unset "running[$fin]"
+	flush
+}
+for idx in "${!job_f[@]}"; do
+	while [ $((used + job_w[idx])) -gt "$JOBS" ]; do
+		reap
+	done
+	run_one "${job_f[$idx]}" "${job_d[$idx]}" >"$LOGDIR/.job.$idx" 2>&1 &
+	running[$!]=$idx
+	used=$((used + job_w[idx]))
+done
+while [ ${#running[@]} -gt 0 ]; do
+	reap
+done
+flush
 summary

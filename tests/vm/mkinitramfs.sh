@@ -17,6 +17,9 @@
 #            so `modprobe ib_ipoib` can only load ours.
 #  3. tests (rebuilt each time, small): /init, /tests/lib.sh, /tests/cases,
 #            /tests/selftest/cases, /tests/vm/guest.
+#  4. extra (only with INITRAMFS_EXTRA=DIR, a case's VM hook, see vmhook.sh):
+#            the files of DIR, between mods and base; kernel modules in
+#            DIR/lib/modules/$KVER/ are indexed by the depmod of the mods layer.
 set -euo pipefail
 . "$(dirname "$0")/kernel.sh"
 
@@ -111,7 +114,6 @@ build_base() {
 	p=$(grep -o '^[^:]*ulp/ipoib/ib_ipoib\.ko[^:]*' "$MODSRC/modules.dep" || true)
 	if [ -n "$p" ]; then
 		install -D -m 0644 "$MODSRC/$p" "$d/stock/ib_ipoib.ko"
-		modinfo -F srcversion "$d/stock/ib_ipoib.ko" >"$d/stock/srcversion"
 	else
 		echo "mkinitramfs: warning: no stock ib_ipoib.ko in $MODSRC" >&2
 	fi
@@ -129,7 +131,6 @@ build_mods() {
 	fi
 	if [ -e "$KBUILD_DIR/ipoib/ib_ipoib.ko" ]; then
 		install -D -m 0644 "$KBUILD_DIR/ipoib/ib_ipoib.ko" "$d/updates/ib_ipoib.ko"
-		modinfo -F srcversion "$d/updates/ib_ipoib.ko" >"$d/updates/srcversion"
 	fi
 	find "$d" -name '*.ko' -exec strip --strip-debug {} +
 	# depmod over kernel modules + ours, without the stock copy
@@ -137,6 +138,9 @@ build_mods() {
 	cp -a "$ID/base/lib/modules/$KVER/." "$dep/lib/modules/$KVER/"
 	rm -rf "$dep/lib/modules/$KVER/stock"
 	cp -a "$d/." "$dep/lib/modules/$KVER/"
+	if [ -n "${INITRAMFS_EXTRA:-}" ] && [ -d "$INITRAMFS_EXTRA/lib/modules/$KVER" ]; then
+		cp -a "$INITRAMFS_EXTRA/lib/modules/$KVER/." "$dep/lib/modules/$KVER/"
+	fi
 	echo "search updates extra built-in" >"$dep/conf/search.conf"
 	depmod -b "$dep" -C "$dep/conf" "$KVER"
 	cp "$dep/lib/modules/$KVER"/modules.* "$d/"
@@ -167,9 +171,18 @@ if [ ! -e "$ID/base.cpio" ] || [ "$(cat "$ID/base.key" 2>/dev/null)" != "$key" ]
 	build_base
 	echo "$key" >"$ID/base.key"
 fi
+# our modules may be rebuilt by a concurrent run: read them under the build lock
+exec 8>"$KBUILD_DIR/.build.lock"
+flock -s -w 900 8
 build_mods
+exec 8>&-
 build_tests
 # uncompressed layers first: the kernel's decompressors do not all accept
 # trailing data after a compressed stream; no file is in more than one layer.
-cat "$ID/tests.cpio.$$" "$ID/mods.cpio" "$ID/base.cpio" >"$OUT"
-rm -f "$ID/tests.cpio.$$"
+extra=()
+if [ -n "${INITRAMFS_EXTRA:-}" ]; then
+	cpio_dir "$INITRAMFS_EXTRA" >"$ID/extra.cpio.$$"
+	extra=("$ID/extra.cpio.$$")
+fi
+cat "$ID/tests.cpio.$$" "$ID/mods.cpio" "${extra[@]}" "$ID/base.cpio" >"$OUT"
+rm -f "$ID/tests.cpio.$$" "$ID/extra.cpio.$$"

@@ -16,7 +16,7 @@ qemu_run() {
 		-accel tcg -M pc -cpu max -m "$VM_MEM" -smp "$smp" \
 		-nodefaults -display none -no-reboot -name "ipoib-test-vm$id" \
 		-kernel "$VMLINUZ" -initrd "$initrd" \
-		-append "console=ttyS0,115200 loglevel=5 printk.devkmsg=on panic_on_warn=1 oops=panic panic=-1 mitigations=off random.trust_cpu=on rdinit=/init $append" \
+		-append "console=ttyS0,115200 loglevel=5 printk.devkmsg=on panic_on_warn=1 oops=panic panic=-1 no_timer_check mitigations=off random.trust_cpu=on rdinit=/init $append" \
 		-chardev "file,id=con,path=$out.console" -serial chardev:con \
 		-chardev "file,id=res,path=$out.results" -serial chardev:res \
 		"$@" </dev/null >"$out.qemu" 2>&1
@@ -46,14 +46,15 @@ qemu_wait_listen() {
 # vm_boot COUNT INITRD OUTPREFIX APPEND0 [APPEND1]: boot 1 VM, or 2 VMs linked
 # by a QEMU socket netdev on 127.0.0.1 (VM0 listens, VM1 connects), MACs
 # 52:54:00:00:00:01 and :02. Output files are OUTPREFIX.vmN.*.
+# VM_INITRD0/VM_INITRD1, if set, replace INITRD for that VM (vmhook.sh).
 vm_boot() {
 	local count=$1 initrd=$2 out=$3 port p0 p1
 	if [ "$count" = 1 ]; then
-		qemu_run 0 "$initrd" "$out.vm0" "$4"
+		qemu_run 0 "${VM_INITRD0:-$initrd}" "$out.vm0" "$4"
 		return
 	fi
 	port=$(qemu_free_port)
-	VM_SMP=1 qemu_run 0 "$initrd" "$out.vm0" "$4" \
+	VM_SMP=1 qemu_run 0 "${VM_INITRD0:-$initrd}" "$out.vm0" "$4" \
 		-netdev "socket,id=n0,listen=127.0.0.1:$port" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01" &
 	p0=$!
@@ -65,7 +66,7 @@ vm_boot() {
 		echo 1 >"$out.vm1.rc"
 		return
 	fi
-	VM_SMP=1 qemu_run 1 "$initrd" "$out.vm1" "$5" \
+	VM_SMP=1 qemu_run 1 "${VM_INITRD1:-$initrd}" "$out.vm1" "$5" \
 		-netdev "socket,id=n0,connect=127.0.0.1:$port" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02" &
 	p1=$!

@@ -16,7 +16,7 @@ fi
 if [ "$IPOIB_DRIVER" = stock ]; then
 	say "NOTE: our ib_ipoib.ko is not built yet: showing the STOCK Debian ib_ipoib"
 else
-	say "Using OUR ib_ipoib.ko ($(cat "/lib/modules/$KVER/updates/srcversion"))"
+	say "Using OUR ib_ipoib.ko (/lib/modules/$KVER/updates/ib_ipoib.ko)"
 fi
 
 say "Load the IB core, softib (2 HCAs, fabric + SM/SA) and ib_ipoib"
