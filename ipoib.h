@@ -68,6 +68,24 @@ enum ipoib_flag {
 	IPOIB_FLAG_MC_DIRTY,	/* netdev multicast list changed */
 };
 
+/* How an interface came to be (ipoib_child.c). */
+enum ipoib_kind {
+	IPOIB_KIND_PORT,	/* one per IB port, made by the ib_client */
+	IPOIB_KIND_RTNL,	/* ip link add ... type ipoib pkey ... */
+	IPOIB_KIND_LEGACY,	/* sysfs create_child */
+};
+
+/* Management counters (ethtool -S), bumped by the datapath. */
+enum ipoib_counter {
+	IPOIB_CTR_TX_MCAST,		/* multicast/broadcast sent */
+	IPOIB_CTR_DROP_NO_PATH,		/* path failed, within its back-off */
+	IPOIB_CTR_DROP_PATH_QUEUE_FULL,	/* path still resolving, queue full */
+	IPOIB_CTR_DROP_SA_FAILURE,	/* waited for a PathRecord or join that failed */
+	IPOIB_CTR_DROP_NO_AH,		/* no address handle could be made */
+	IPOIB_CTR_DROP_MCAST_QUEUE_FULL,/* group still joining, queue full */
+	IPOIB_CTR_NR,
+};
+
 /*
  * An address handle shared by every sender that uses it. Each posted send
  * holds a reference; the owner (path or group) holds one. The last put
@@ -86,6 +104,7 @@ struct ipoib_rx_stats {
 	struct u64_stats_sync syncp;
 	u64_stats_t packets;
 	u64_stats_t bytes;
+	u64_stats_t multicast;	/* broadcast and multicast received */
 	u64_stats_t dropped;	/* no memory for a new buffer */
 	u64_stats_t errors;	/* completion errors */
 	u64_stats_t length_errors; /* shorter than the encapsulation header */
@@ -200,6 +219,7 @@ struct ipoib_mcast {
 	bool rejoin;			/* leave and join again */
 	bool unwanted;			/* left the multicast list: leave */
 	u16 mlid;
+	unsigned long joined_at;	/* jiffies of the last successful join */
 	struct ib_sa_multicast *sa_mc;
 	unsigned int backoff_ms;
 	unsigned long retry_at;
@@ -287,6 +307,20 @@ struct ipoib_dev_priv {
 	/* fabric events */
 	unsigned long resync_reasons;	/* enum ipoib_resync_reason bits */
 	struct work_struct resync_work;
+
+	struct dentry *mcg_dentry;
+	struct dentry *path_dentry;
+
+	/* management: ipoib_child.c, ipoib_sysfs.c, ipoib_ethtool.c, ipoib_debugfs.c */
+	struct ipoib_dev_priv *parent;	/* a child's port interface; fixed */
+	enum ipoib_kind kind;		/* fixed */
+	struct list_head children;	/* our children (child_list), rtnl */
+	struct list_head child_list;	/* in parent->children, rtnl */
+	bool umcast;			/* READ_ONCE/WRITE_ONCE, no lock */
+	u16 coal_usecs;			/* RX CQ moderation, rtnl (ethtool) */
+	u16 coal_frames;
+	atomic_long_t counters[IPOIB_CTR_NR];	/* any context */
+	struct dentry *debugfs;		/* our directory, ipoib_debugfs_lock */
 };
 
 extern struct ib_sa_client ipoib_sa_client;
@@ -306,6 +340,9 @@ void ipoib_queue_resync(struct ipoib_dev_priv *priv,
 			enum ipoib_resync_reason reason);
 int ipoib_query_port(struct ipoib_dev_priv *priv);
 void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb);
+int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
+		   u16 pkey);
+void ipoib_dev_cleanup(struct ipoib_dev_priv *priv);
 
 /* ipoib_netdev.c */
 extern const struct header_ops ipoib_header_ops;
@@ -314,6 +351,15 @@ void ipoib_setup(struct net_device *dev);
 netdev_tx_t ipoib_start_xmit(struct sk_buff *skb, struct net_device *dev);
 void ipoib_get_stats64(struct net_device *dev,
 		       struct rtnl_link_stats64 *stats);
+
+/* ipoib_ethtool.c */
+extern const struct ethtool_ops ipoib_ethtool_ops;
+
+/* ipoib_debugfs.c */
+void ipoib_debugfs_init(void);
+void ipoib_debugfs_exit(void);
+void ipoib_debugfs_add(struct ipoib_dev_priv *priv);
+void ipoib_debugfs_remove(struct ipoib_dev_priv *priv);
 
 /* ipoib_ib.c */
 int ipoib_ib_init(struct ipoib_dev_priv *priv);
@@ -362,5 +408,25 @@ void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 void ipoib_mcast_task(struct work_struct *work);
 void ipoib_carrier_task(struct work_struct *work);
 void ipoib_build_bcast_addr(struct ipoib_dev_priv *priv, u8 *addr);
+
+/* ipoib_child.c */
+int ipoib_child_create(struct ipoib_dev_priv *ppriv, u16 pkey);
+int ipoib_child_delete(struct ipoib_dev_priv *ppriv, u16 pkey);
+void ipoib_child_remove_all(struct ipoib_dev_priv *ppriv);
+int ipoib_child_get_iflink(const struct net_device *dev);
+bool ipoib_pkey_check(struct ipoib_dev_priv *priv, u16 *pkey);
+int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
+		   struct netlink_ext_ack *extack);
+void ipoib_set_umcast(struct ipoib_dev_priv *priv, bool on);
+
+/* ipoib_sysfs.c */
+const struct attribute_group *ipoib_sysfs_group(struct ipoib_dev_priv *priv);
+
+/* Count one event for ethtool -S; any context. */
+static inline void ipoib_count(struct ipoib_dev_priv *priv,
+			       enum ipoib_counter ctr)
+{
+	atomic_long_inc(&priv->counters[ctr]);
+}
 
 #endif /* IPOIB_H */

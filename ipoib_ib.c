@@ -12,6 +12,8 @@
 #include "ipoib.h"
 
 #define IPOIB_RX_WR_FLAG	BIT_ULL(32)
+/* GRH + frame up to this size: copied, the receive buffer is reused */
+#define IPOIB_RX_COPYBREAK	(sizeof(struct ib_grh) + 256)
 
 static void ipoib_rx_cq_event(struct ib_cq *cq, void *ctx)
 {
@@ -113,6 +115,8 @@ static void ipoib_rx_deliver(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	u64_stats_update_begin(&priv->rx_stats.syncp);
 	u64_stats_inc(&priv->rx_stats.packets);
 	u64_stats_add(&priv->rx_stats.bytes, skb->len);
+	if (skb->pkt_type != PACKET_HOST)
+		u64_stats_inc(&priv->rx_stats.multicast);
 	u64_stats_update_end(&priv->rx_stats.syncp);
 
 	napi_gro_receive(&priv->rx_napi, skb);
@@ -164,6 +168,26 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	if (unlikely(wc->byte_len < sizeof(struct ib_grh) + IPOIB_ENCAP_LEN ||
 		     wc->byte_len > priv->rx_buf_size)) {
 		ipoib_rx_count(priv, &priv->rx_stats.length_errors);
+		goto repost;
+	}
+
+	/*
+	 * Small frames (ACKs, pings, small datagrams) are copied into a
+	 * small skb and the big buffer is posted again: no buffer allocation,
+	 * and the socket is charged for the small skb's truesize only.
+	 */
+	if (wc->byte_len <= IPOIB_RX_COPYBREAK) {
+		skb = napi_alloc_skb(&priv->rx_napi, wc->byte_len);
+		if (unlikely(!skb)) {
+			ipoib_rx_count(priv, &priv->rx_stats.dropped);
+			goto repost;
+		}
+		ib_dma_sync_single_for_cpu(priv->ca, buf->mapping, wc->byte_len,
+					   DMA_FROM_DEVICE);
+		memcpy(skb->data, buf->skb->data, wc->byte_len);
+		ib_dma_sync_single_for_device(priv->ca, buf->mapping,
+					      wc->byte_len, DMA_FROM_DEVICE);
+		ipoib_rx_deliver(priv, skb, wc);
 		goto repost;
 	}
 
@@ -308,6 +332,7 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	int ret;
 
 	if (unlikely(skb->len > priv->max_ib_mtu ||
+		     ipoib_tx_inflight(priv) >= IPOIB_TX_RING_SIZE ||
 		     skb_linearize(skb))) {
 		ipoib_ah_put(ah);
 		ipoib_count_tx_drop(priv, skb);
@@ -483,9 +508,10 @@ void ipoib_ib_stop(struct ipoib_dev_priv *priv)
 	if (!test_and_clear_bit(IPOIB_FLAG_RUNNING, &priv->flags))
 		return;
 
-	netif_tx_disable(priv->dev);
+	/* NAPI first: a running TX poll could wake the queue again. */
 	napi_disable(&priv->rx_napi);
 	napi_disable(&priv->tx_napi);
+	netif_tx_disable(priv->dev);
 
 	attr.qp_state = IB_QPS_ERR;
 	if (ib_modify_qp(priv->qp, &attr, IB_QP_STATE))

@@ -101,8 +101,9 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 	bool up = test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
 
 	lockdep_assert_held(&priv->op_mutex);
-	netdev_info(priv->dev, "P_Key changed 0x%04x -> 0x%04x\n", priv->pkey,
-		    pkey);
+	if (pkey != priv->pkey)
+		netdev_info(priv->dev, "P_Key changed 0x%04x -> 0x%04x\n",
+			    priv->pkey, pkey);
 	if (up) {
 		cancel_delayed_work_sync(&priv->mcast_work);
 		ipoib_mcast_stop(priv);
@@ -128,10 +129,8 @@ static void ipoib_resync_task(struct work_struct *work)
 	if (ipoib_query_port(priv))
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
 
-	if (reasons & BIT(IPOIB_RESYNC_PKEY) &&
-	    !ib_query_pkey(priv->ca, priv->port, 0, &pkey) &&
-	    (pkey & 0x7fff) && (pkey | 0x8000) != priv->pkey) {
-		ipoib_pkey_changed(priv, pkey | 0x8000);
+	if (reasons & BIT(IPOIB_RESYNC_PKEY) && ipoib_pkey_check(priv, &pkey)) {
+		ipoib_pkey_changed(priv, pkey);
 		restart = false;
 	}
 
@@ -175,6 +174,13 @@ static int ipoib_open(struct net_device *dev)
 	if (ipoib_query_port(priv))
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
 	ret = ipoib_ib_start(priv);
+	if (ret == -ENOENT) {
+		/* P_Key not in the port's table: up, no carrier, see resync. */
+		mutex_unlock(&priv->op_mutex);
+		netdev_info(dev, "P_Key 0x%04x is not in the port's P_Key table\n",
+			    priv->pkey);
+		return 0;
+	}
 	if (ret) {
 		clear_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
 		mutex_unlock(&priv->op_mutex);
@@ -249,24 +255,26 @@ const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_tx_timeout		= ipoib_tx_timeout,
 	.ndo_get_stats64	= ipoib_get_stats64,
 	.ndo_neigh_destroy	= ipoib_neigh_destroy,
+	.ndo_get_iflink		= ipoib_child_get_iflink,
 };
 
-static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
+/*
+ * Everything an interface needs before register_netdevice(), shared by the
+ * port interfaces (ipoib_add_port) and the P_Key children (ipoib_child.c):
+ * @pkey 0 means the P_Key at index 0 of the port. Undone by
+ * ipoib_dev_cleanup().
+ */
+int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
+		   u16 pkey)
 {
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
 	u8 addr[INFINIBAND_ALEN];
-	struct ipoib_dev_priv *priv;
-	struct net_device *dev;
-	u16 pkey;
 	int ret;
 
-	dev = alloc_netdev(sizeof(*priv), "ib%d", NET_NAME_UNKNOWN,
-			   ipoib_setup);
-	if (!dev)
-		return ERR_PTR(-ENOMEM);
-	priv = netdev_priv(dev);
 	priv->dev = dev;
 	priv->ca = ca;
 	priv->port = port;
+	INIT_LIST_HEAD(&priv->children);
 	mutex_init(&priv->op_mutex);
 	spin_lock_init(&priv->table_lock);
 	INIT_WORK(&priv->resync_work, ipoib_resync_task);
@@ -277,23 +285,24 @@ static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
 
 	priv->wq = alloc_ordered_workqueue("ipoib-%s-%u", WQ_MEM_RECLAIM,
 					   dev_name(&ca->dev), port);
-	if (!priv->wq) {
-		ret = -ENOMEM;
-		goto err_free_netdev;
-	}
+	if (!priv->wq)
+		return -ENOMEM;
 
 	ret = ipoib_query_port(priv);
 	if (ret)
 		goto err_destroy_wq;
-	ret = ib_query_pkey(ca, port, 0, &pkey);
-	if (ret)
-		goto err_destroy_wq;
+	if (!pkey) {
+		ret = ib_query_pkey(ca, port, 0, &pkey);
+		if (ret)
+			goto err_destroy_wq;
+	}
 	priv->pkey = pkey | 0x8000;
 	priv->rx_buf_size = priv->max_ib_mtu + sizeof(struct ib_grh);
 	dev->max_mtu = priv->max_ib_mtu - IPOIB_ENCAP_LEN;
 	dev->mtu = dev->max_mtu;
 	priv->admin_mtu = dev->max_mtu;
 	dev->dev_port = port - 1;
+	dev->dev_id = port - 1;
 
 	ret = ipoib_neigh_init(priv);
 	if (ret)
@@ -316,24 +325,15 @@ static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
 	dev_addr_set(dev, addr);
 	ipoib_build_bcast_addr(priv, dev->broadcast);
 	SET_NETDEV_DEV(dev, ca->dev.parent);
+	dev->sysfs_groups[0] = ipoib_sysfs_group(priv);
 
 	/* No carrier until the broadcast group is joined. */
 	netif_carrier_off(dev);
 
 	INIT_IB_EVENT_HANDLER(&priv->event_handler, ca, ipoib_event);
 	ib_register_event_handler(&priv->event_handler);
+	return 0;
 
-	ret = register_netdev(dev);
-	if (ret)
-		goto err_unregister_events;
-	netdev_info(dev, "%s port %u, qpn 0x%06x, lid 0x%x\n",
-		    dev_name(&ca->dev), port, priv->qp->qp_num,
-		    priv->local_lid);
-	return priv;
-
-err_unregister_events:
-	ib_unregister_event_handler(&priv->event_handler);
-	ipoib_ib_cleanup(priv);
 err_mcast_cleanup:
 	ipoib_mcast_cleanup(priv);
 err_path_cleanup:
@@ -342,17 +342,13 @@ err_neigh_cleanup:
 	ipoib_neigh_cleanup(priv);
 err_destroy_wq:
 	destroy_workqueue(priv->wq);
-err_free_netdev:
-	free_netdev(dev);
-	return ERR_PTR(ret);
+	return ret;
 }
 
-static void ipoib_remove_port(struct ipoib_dev_priv *priv)
+/* Undo ipoib_dev_init() once the netdev is unregistered (or never was). */
+void ipoib_dev_cleanup(struct ipoib_dev_priv *priv)
 {
-	struct net_device *dev = priv->dev;
-
 	ib_unregister_event_handler(&priv->event_handler);
-	unregister_netdev(dev);	/* runs ipoib_stop if up */
 	cancel_work_sync(&priv->resync_work);
 	cancel_delayed_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->mcast_work);
@@ -363,6 +359,47 @@ static void ipoib_remove_port(struct ipoib_dev_priv *priv)
 	destroy_workqueue(priv->wq);
 	ipoib_ib_cleanup(priv);
 	ipoib_mcast_cleanup(priv);
+}
+
+static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
+{
+	struct ipoib_dev_priv *priv;
+	struct net_device *dev;
+	int ret;
+
+	dev = alloc_netdev(sizeof(*priv), "ib%d", NET_NAME_UNKNOWN,
+			   ipoib_setup);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+	priv = netdev_priv(dev);
+	ret = ipoib_dev_init(dev, ca, port, 0);
+	if (ret)
+		goto err_free_netdev;
+
+	ret = register_netdev(dev);
+	if (ret)
+		goto err_dev_cleanup;
+	ipoib_debugfs_add(priv);
+	netdev_info(dev, "%s port %u, qpn 0x%06x, lid 0x%x\n",
+		    dev_name(&ca->dev), port, priv->qp->qp_num,
+		    priv->local_lid);
+	return priv;
+
+err_dev_cleanup:
+	ipoib_dev_cleanup(priv);
+err_free_netdev:
+	free_netdev(dev);
+	return ERR_PTR(ret);
+}
+
+static void ipoib_remove_port(struct ipoib_dev_priv *priv)
+{
+	struct net_device *dev = priv->dev;
+
+	ipoib_child_remove_all(priv);
+	ipoib_debugfs_remove(priv);
+	unregister_netdev(dev);	/* runs ipoib_stop if up */
+	ipoib_dev_cleanup(priv);
 	free_netdev(dev);
 }
 
@@ -420,6 +457,7 @@ static int __init ipoib_init(void)
 {
 	int ret;
 
+	ipoib_debugfs_init();
 	ib_sa_register_client(&ipoib_sa_client);
 	ret = rtnl_link_register(&ipoib_link_ops);
 	if (ret)
@@ -433,6 +471,7 @@ err_link_unregister:
 	rtnl_link_unregister(&ipoib_link_ops);
 err_sa_unregister:
 	ib_sa_unregister_client(&ipoib_sa_client);
+	ipoib_debugfs_exit();
 	return ret;
 }
 
@@ -442,6 +481,7 @@ static void __exit ipoib_exit(void)
 	ib_unregister_client(&ipoib_client);
 	rtnl_link_unregister(&ipoib_link_ops);
 	ib_sa_unregister_client(&ipoib_sa_client);
+	ipoib_debugfs_exit();
 }
 
 module_init(ipoib_init);

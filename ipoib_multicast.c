@@ -130,6 +130,7 @@ void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	ah = ipoib_ah_get_rcu(&mc->ah);
 	if (likely(ah)) {
 		rcu_read_unlock();
+		ipoib_count(priv, IPOIB_CTR_TX_MCAST);
 		ipoib_send(priv, skb, ah, IB_MULTICAST_QPN);
 		return;
 	}
@@ -146,6 +147,7 @@ void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		rcu_read_unlock();
 		return;
 	}
+	ipoib_count(priv, IPOIB_CTR_DROP_MCAST_QUEUE_FULL);
 drop:
 	rcu_read_unlock();
 	ipoib_count_tx_drop(priv, skb);
@@ -256,8 +258,9 @@ static void ipoib_mcast_leave(struct ipoib_dev_priv *priv,
 static void ipoib_mcast_join_failed(struct ipoib_dev_priv *priv,
 				    struct ipoib_mcast *mc, int status)
 {
-	net_dbg_ratelimited("%s: group %pI6: join failed: %d\n",
-			    priv->dev->name, mc->mgid.raw, status);
+	if (status != -ENETRESET)
+		net_warn_ratelimited("%s: joining group %pI6 failed: %d\n",
+				     priv->dev->name, mc->mgid.raw, status);
 	ipoib_mcast_leave(priv, mc);
 	if (status == -ENETRESET) {
 		/* The SA forgot us (port error, reregister): join again now. */
@@ -327,7 +330,7 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 		ret = ib_attach_mcast(priv->qp, &rec->mgid,
 				      be16_to_cpu(rec->mlid));
 		if (ret) {
-			net_warn_ratelimited("%s: attach %pI6 failed: %d\n",
+			net_warn_ratelimited("%s: cannot attach the QP to group %pI6: %d\n",
 					     priv->dev->name, rec->mgid.raw,
 					     ret);
 			ipoib_mcast_join_failed(priv, mc, ret);
@@ -344,13 +347,16 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 		return;
 	}
 	mc->state = IPOIB_MCAST_JOINED;
+	mc->joined_at = jiffies;
 	mc->backoff_ms = 0;
 	netdev_dbg(priv->dev, "joined %pI6 mlid 0x%04x\n", mc->mgid.raw,
 		   mc->mlid);
 
-	if (mc == priv->bcast &&
-	    !test_and_set_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
+	if (mc == priv->bcast) {
+		/* Carrier on, and the MTU follows the group's (it may change). */
+		set_bit(IPOIB_FLAG_BCAST_READY, &priv->flags);
 		queue_delayed_work(priv->wq, &priv->carrier_work, 0);
+	}
 
 	__skb_queue_head_init(&flush);
 	spin_lock_bh(&mc->lock);

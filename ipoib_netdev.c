@@ -85,6 +85,7 @@ void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
 		rx_dropped = u64_stats_read(&priv->rx_stats.dropped);
 		st->rx_errors = u64_stats_read(&priv->rx_stats.errors);
 		rx_len = u64_stats_read(&priv->rx_stats.length_errors);
+		st->multicast = u64_stats_read(&priv->rx_stats.multicast);
 	} while (u64_stats_fetch_retry(&priv->rx_stats.syncp, start));
 	st->rx_dropped = rx_dropped + rx_len;
 	st->rx_length_errors = rx_len;
@@ -99,24 +100,6 @@ void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
 	st->tx_dropped = atomic_long_read(&priv->tx_dropped);
 	st->tx_carrier_errors = atomic_long_read(&priv->path_drops);
 }
-
-/* Children (P_Key interfaces) are a later feature: refuse to create. */
-static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
-			      struct nlattr *tb[], struct nlattr *data[],
-			      struct netlink_ext_ack *extack)
-{
-	NL_SET_ERR_MSG(extack, "ipoib: child interfaces are not supported");
-	return -EOPNOTSUPP;
-}
-
-struct rtnl_link_ops ipoib_link_ops __read_mostly = {
-	.kind		= "ipoib",
-	.priv_size	= sizeof(struct ipoib_dev_priv),
-	.setup		= ipoib_setup,
-	.newlink	= ipoib_link_newlink,
-	/* Back to init_net when a namespace holding us is destroyed. */
-	.netns_refund	= true,
-};
 
 void ipoib_setup(struct net_device *dev)
 {
@@ -133,4 +116,5 @@ void ipoib_setup(struct net_device *dev)
 	dev->watchdog_timeo = HZ;
 	dev->rtnl_link_ops = &ipoib_link_ops;
 	dev->netdev_ops = &ipoib_netdev_ops;
+	dev->ethtool_ops = &ipoib_ethtool_ops;
 }

@@ -84,6 +84,7 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 {
 	struct ipoib_dev_priv *priv = path->priv;
 	struct ipoib_ah *ah;
+	enum ipoib_counter why = IPOIB_CTR_DROP_NO_PATH;
 	bool drop = false;
 
 	ipoib_touch(&path->last_used);
@@ -101,8 +102,10 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 		else
 			path->state = IPOIB_PATH_UNRESOLVED;
 	}
-	if (!drop && skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN)
+	if (!drop && skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN) {
 		drop = true;
+		why = IPOIB_CTR_DROP_PATH_QUEUE_FULL;
+	}
 	if (!drop) {
 		/* Queued in the form ndo_start_xmit receives it. */
 		skb_push(skb, IPOIB_PSEUDO_LEN);
@@ -115,6 +118,7 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 	spin_unlock_bh(&path->lock);
 
 	if (drop) {
+		ipoib_count(priv, why);
 		atomic_long_inc(&priv->path_drops);
 		ipoib_count_tx_drop(priv, skb);
 	}
@@ -140,7 +144,8 @@ static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
 	wake_up_all(&priv->path_wait);
 }
 
-static void ipoib_path_failed(struct ipoib_path *path, int status)
+static void ipoib_path_failed(struct ipoib_path *path, int status,
+			      enum ipoib_counter why)
 {
 	struct ipoib_dev_priv *priv = path->priv;
 	struct sk_buff_head drop;
@@ -162,6 +167,7 @@ static void ipoib_path_failed(struct ipoib_path *path, int status)
 	net_dbg_ratelimited("%s: no path to %pI6: %d, retry in %u ms\n",
 			    priv->dev->name, path->dgid.raw, status,
 			    path->backoff_ms);
+	atomic_long_add(skb_queue_len(&drop), &priv->counters[why]);
 	ipoib_path_drop_queue(priv, &drop);
 }
 
@@ -177,13 +183,13 @@ static void ipoib_path_install(struct ipoib_path *path,
 
 	ret = ib_init_ah_attr_from_path(priv->ca, priv->port, rec, &attr, NULL);
 	if (ret) {
-		ipoib_path_failed(path, ret);
+		ipoib_path_failed(path, ret, IPOIB_CTR_DROP_NO_AH);
 		return;
 	}
 	ah = ipoib_ah_create(priv, &attr);
 	rdma_destroy_ah_attr(&attr);
 	if (IS_ERR(ah)) {
-		ipoib_path_failed(path, PTR_ERR(ah));
+		ipoib_path_failed(path, PTR_ERR(ah), IPOIB_CTR_DROP_NO_AH);
 		return;
 	}
 
@@ -229,7 +235,7 @@ static void ipoib_path_start_query(struct ipoib_path *path)
 		path->querying = false;
 		spin_unlock_bh(&path->lock);
 		wake_up_all(&priv->path_wait);
-		ipoib_path_failed(path, id);
+		ipoib_path_failed(path, id, IPOIB_CTR_DROP_SA_FAILURE);
 		return;
 	}
 	if (path->querying) {
@@ -257,7 +263,8 @@ static void ipoib_path_work(struct work_struct *work)
 
 	if (have_result) {
 		if (status)
-			ipoib_path_failed(path, status);
+			ipoib_path_failed(path, status,
+					  IPOIB_CTR_DROP_SA_FAILURE);
 		else
 			ipoib_path_install(path, &rec);
 	}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# drivers: ours
+# drivers: ours stock
 # vms: 1
 # timeout: 300
 #
@@ -51,7 +51,7 @@ else
 fi
 
 in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
-wait_for 10 sh -c 'ip netns exec b ss -ltn | grep -q :5201'
+wait_for 10 sh -c '/usr/sbin/ip netns exec b ss -ltn | grep -q :5201'
 out=$(in_host a iperf3 -c 10.9.0.2 -p 5201 -t 5 -J 2>&1)
 retr=$(echo "$out" | awk -F: '/"sum_sent"/ { s = 1 } s && /"retransmits"/ { gsub(/[ ,]/, "", $2); print $2; exit }')
 bps=$(echo "$out" | awk -F: '/"sum_received"/ { s = 1 } s && /"bits_per_second"/ { gsub(/[ ,]/, "", $2); print int($2); exit }')

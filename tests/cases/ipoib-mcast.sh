@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# drivers: ours
+# drivers: ours stock
 # vms: 1
 # timeout: 300
 #
@@ -31,6 +31,12 @@ sa_not_member() {	# sa_not_member MGID GID
 		END { exit !f }' "$SA/sa_groups"
 }
 
+# mcg_complete IFNAME MGID: the driver's debugfs group table says MGID is joined
+mcg_complete() {
+	awk -v m="$2" '$1 == "GID:" { g = ($2 == m) } g && $1 == "complete:" && $2 == "yes" { f = 1 }
+		END { exit !f }' "/sys/kernel/debug/ipoib/$1_mcg"
+}
+
 check "load the IB core" load_ib_core
 check "load softib ndevs=2" load_softib ndevs=2
 check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
@@ -50,6 +56,7 @@ check_wait "IPv6 all-nodes group lists ib0" 20 sa_member $ALLNODES6 "$GID0" 0x1
 
 check "b joins 239.1.2.3" /usr/sbin/ip -n b addr add 239.1.2.3/32 dev ib1 autojoin
 check_wait "239.1.2.3 group lists ib1 as full member" 20 sa_member $MG_JOIN "$GID1" 0x1
+check_wait "debugfs ib1_mcg shows the join of 239.1.2.3 complete" 20 mcg_complete ib1 ff12:401b:ffff:0:0:0:f01:203
 check "the group has the broadcast group's Q_Key and MTU" sh -c \
 	"grep -q '^$MG_JOIN mlid 0x[0-9a-f]* qkey 0x00000b1b mtu 2048 pkey 0xffff' $SA/sa_groups"
 

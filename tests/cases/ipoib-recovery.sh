@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# drivers: ours
+# drivers: ours stock
 # vms: 1
 # timeout: 400
 #

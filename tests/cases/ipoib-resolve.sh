@@ -34,6 +34,9 @@ p1=$(sa_counter path_get)
 check "two PathRecord queries for two GIDs with IPv4+IPv6 both ways ($p0 -> $p1)" test $((p1 - p0)) -eq 2
 check "a has IPv4 and IPv6 neighbours for b" sh -c \
 	'/usr/sbin/ip -n a neigh show dev ib0 | grep -q "^10.9.0.2 " && /usr/sbin/ip -n a -6 neigh show dev ib0 | grep -q "^fd00:9::2 "'
+check "debugfs ib0_path: one complete path to b's GID" sh -c \
+	'grep -c "^GID: fe80:0:0:0:2:c903:a0:2\$" /sys/kernel/debug/ipoib/ib0_path | grep -qx 1 &&
+	 awk "/^GID: fe80:0:0:0:2:c903:a0:2\$/ { g = 1; next } /^GID:/ { g = 0 } g && \$1 == \"complete:\" && \$2 == \"yes\" { f = 1 } END { exit !f }" /sys/kernel/debug/ipoib/ib0_path'
 check "more traffic causes no more queries" in_host a ping -c 5 -i 0.2 -W 2 10.9.0.2
 check "path_get still $p1" test "$(sa_counter path_get)" = "$p1"
 check "first ping c -> a answered" in_host c ping -c 1 -W 10 10.9.0.1

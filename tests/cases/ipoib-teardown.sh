@@ -21,13 +21,13 @@ check_wait "carrier on ib1" 30 _t_has_carrier b ib1
 check_wait "ping a -> b" 30 in_host a ping -c 1 -W 2 10.9.0.2
 
 in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
-wait_for 10 sh -c 'ip netns exec b ss -ltn | grep -q :5201'
+wait_for 10 sh -c '/usr/sbin/ip netns exec b ss -ltn | grep -q :5201'
 in_host a iperf3 -c 10.9.0.2 -p 5201 -t 30 >/dev/null 2>&1 &
 in_host a iperf3 -c 10.9.0.2 -p 5201 -u -b 20M -t 30 >/dev/null 2>&1 &
 check_wait "iperf3 traffic flows" 20 sh -c \
-	'test "$(ip netns exec b cat /sys/class/net/ib1/statistics/rx_packets)" -gt 2000'
+	'test "$(/usr/sbin/ip netns exec b cat /sys/class/net/ib1/statistics/rx_packets)" -gt 2000'
 check "rmmod ib_ipoib during iperf3" rmmod ib_ipoib
-check "ib0 and ib1 are gone" sh -c '! test -e /sys/class/net/ib0 && ! ip netns exec a test -e /sys/class/net/ib0'
+check "ib0 and ib1 are gone" sh -c '! test -e /sys/class/net/ib0 && ! /usr/sbin/ip netns exec a test -e /sys/class/net/ib0'
 killall iperf3 2>/dev/null
 for ns in a b; do ip netns del $ns; done
 
@@ -48,13 +48,13 @@ check_wait "carrier on $i1" 40 _t_has_carrier c "$i1"
 check_wait "carrier on $i2" 40 _t_has_carrier d "$i2"
 check_wait "ping c -> d over the ethernet transport" 40 in_host c ping -c 1 -W 2 10.9.1.2
 in_host d iperf3 -s -D -p 5201 >/dev/null 2>&1
-wait_for 10 sh -c 'ip netns exec d ss -ltn | grep -q :5201'
+wait_for 10 sh -c '/usr/sbin/ip netns exec d ss -ltn | grep -q :5201'
 in_host c iperf3 -c 10.9.1.2 -p 5201 -t 30 >/dev/null 2>&1 &
 in_host c ping -i 0.1 -c 300 10.9.1.2 >/dev/null 2>&1 &
 check_wait "traffic flows" 20 sh -c \
-	"test \"\$(ip netns exec d cat /sys/class/net/$i2/statistics/rx_packets)\" -gt 500"
+	"test \"\$(/usr/sbin/ip netns exec d cat /sys/class/net/$i2/statistics/rx_packets)\" -gt 500"
 check "rdma link delete sibeth2 during traffic" rdma link delete sibeth2
-check_wait "$i2 is gone" 20 sh -c "! ip netns exec d test -e /sys/class/net/$i2"
+check_wait "$i2 is gone" 20 sh -c "! /usr/sbin/ip netns exec d test -e /sys/class/net/$i2"
 check "$i1 is still there" in_host c test -e "/sys/class/net/$i1"
 killall iperf3 ping 2>/dev/null
 sleep 1

@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: ours
+# vms: 1
+# timeout: 300
+#
+# Malformed and unusual input from the wire, injected through softib's
+# inject knob straight into ib1's QP: frames too short for the 4-byte
+# encapsulation header are dropped and counted (rx_length_errors), frames
+# with an unknown encapsulation type or a garbage IPv4 header go to the
+# stack like any frame, and nothing WARNs or crashes.
+. /tests/lib.sh
+
+DEV=sib1	# LID 2; sib0 (LID 1) is the SM
+LID=2
+_crc32() {
+	local crc=4294967295 b
+	for b in $1; do
+		crc=$((crc ^ 0x$b))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
+	done
+	crc=$((crc ^ 4294967295))
+	printf '%02x %02x %02x %02x' $((crc & 255)) $(((crc >> 8) & 255)) \
+		$(((crc >> 16) & 255)) $(((crc >> 24) & 255))
+}
+
+nbytes() { set -- $1; echo $#; }
+h8() { printf '%02x' $(($1 & 255)); }
+h16() { printf '%02x %02x' $((($1 >> 8) & 255)) $(($1 & 255)); }
+h24() { printf '%02x %02x %02x' $((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)); }
+h32() { printf '%s %s' "$(h16 $((($1 >> 16) & 65535)))" "$(h16 $(($1 & 65535)))"; }
+zeros() { [ "$1" -gt 0 ] && printf '00 %.0s' $(seq "$1"); }
+
+# lrh_body B0 B1 DLID SLID REST [PKTLEN_WORDS]: LRH + REST (no ICRC)
+lrh_body() {
+	local n words
+	n=$((8 + $(nbytes "$5") + 4))
+	words=${6:-$((n / 4))}
+	echo "$(h8 "$1") $(h8 "$2") $(h16 "$3") $(h16 "$words") $(h16 "$4") $5"
+}
+
+# wire B0 B1 DLID SLID REST [PKTLEN_WORDS]: a packet with a correct ICRC
+wire() {
+	local body
+	body=$(lrh_body "$@")
+	echo "$body $(_crc32 "$body")"
+}
+
+# bth OPCODE BYTE1 PKEY DQPN
+bth() { echo "$(h8 "$1") $(h8 "$2") $(h16 "$3") 00 $(h24 "$4") 00 00 00 00"; }
+# deth QKEY SQPN
+deth() { echo "$(h32 "$1") 00 $(h24 "$2")"; }
+# grh VERSION_BYTE NEXT_HDR PAYLEN: sgid = sib0's GID, dgid = the IPv4 broadcast MGID
+grh() {
+	echo "$(h8 "$1") 00 00 00 $(h16 "$3") $(h8 "$2") 01" \
+		"fe 80 00 00 00 00 00 00 00 02 c9 03 00 a0 00 01" \
+		"ff 12 40 1b ff ff 00 00 00 00 00 00 ff ff ff ff"
+}
+
+# inject HEX: one write() of HEX to the inject knob (printf would split it)
+inject() {
+	printf '%s\n' "$1" >/tmp/inject.hex
+	dd if=/tmp/inject.hex of="$(sib "$DEV" inject)" bs=64k 2>/dev/null
+}
+
+
+stat() { in_host b cat "/sys/class/net/ib1/statistics/$1"; }
+stat_ge() { [ "$(stat "$1")" -ge "$2" ]; }
+
+# expect_stat NAME STAT PACKET: injecting PACKET raises ib1's STAT by one
+expect_stat() {
+	local before
+	before=$(stat "$2")
+	inject "$3"
+	if wait_for 5 stat_ge "$2" $((before + 1)); then
+		ok "$1: $2 $before -> $(stat "$2")"
+	else
+		fail "$1" "$2 stayed at $before; softib: $(tr '\n' ' ' <"$(sib "$DEV" counters)")"
+	fi
+}
+
+check "load the IB core" load_ib_core
+check "load softib ndevs=2" load_softib ndevs=2
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
+check_wait "ib1 exists" 20 test -d /sys/class/net/ib1
+QPN=0x$(cut -d: -f2-4 /sys/class/net/ib1/address | tr -d :)
+echo "ib1 QPN $QPN"
+check "host b (ib1)" make_host b ib1 10.9.0.2/24
+check_wait "carrier on ib1" 30 _t_has_carrier b ib1
+QKEY=0x0b1b
+UD=0x64
+
+# ud PADCNT PAYLOAD: a UD SEND from LID 1 QPN 0x99 to ib1's QP
+ud() {
+	wire 0 2 $LID 1 "$(bth $UD "$1" 0xffff "$QPN") $(deth $QKEY 0x99) $2"
+}
+
+expect_stat "empty payload is dropped" rx_length_errors "$(ud 0 "")"
+expect_stat "2-byte payload is dropped" rx_length_errors "$(ud 0x20 "08 00 00 00")"
+expect_stat "unknown encapsulation type 0x88b5 is delivered" rx_packets \
+	"$(ud 0 "88 b5 00 00 $(zeros 20)")"
+expect_stat "garbage IPv4 header is delivered (the stack drops it)" rx_packets \
+	"$(ud 0 "08 00 00 00 ff ff ff ff $(zeros 16)")"
+expect_stat "nonzero reserved field is delivered" rx_packets \
+	"$(ud 0 "08 06 12 34 $(zeros 28)")"
+check "softib counted no drop for them" test "$(sib_counter $DEV drop_malformed)" = 0
+check "ib1 still pings itself through the stack" in_host b ping -c 1 -W 2 10.9.0.2
+check "unload everything" unload_all
