@@ -10,6 +10,8 @@
 #   make check-debug     the same suite on the debug kernel (KASAN, lockdep, kmemleak)
 #   make lint            W=1, sparse, checkpatch --strict over every .c/.h
 #   make install         install ib_ipoib.ko into /lib/modules/<kver>/updates + depmod
+#   make bench           ours vs stock ib_ipoib vs the fabric ceiling (build/bench/)
+#   make shell           an interactive shell in the test VM (debugging)
 #
 # KVER=/KDIR= build for another kernel (default: the newest installed Debian
 # linux-headers-6.1*-amd64); KERNEL=debug selects the prebuilt debug kernel in
@@ -20,7 +22,7 @@ KERNEL ?= stock
 export KERNEL KVER KDIR CASES CASES_DIR
 
 # (The kernel build system reads ./Kbuild, never this file.)
-.PHONY: all modules deps lint selftest test vmtest check check-debug install demo clean help
+.PHONY: all modules deps lint selftest test vmtest check check-debug install demo bench shell clean help
 
 all modules:
 	@bash tests/vm/build.sh
@@ -49,8 +51,14 @@ install:
 demo:
 	@bash tests/vm/demo.sh
 
+shell:
+	@bash tests/vm/shell.sh
+
+bench:
+	@bash tests/bench/run.sh
+
 clean:
 	rm -rf build
 
 help:
-	@sed -n '3,19s/^# \{0,1\}//p' Makefile
+	@sed -n '3,21s/^# \{0,1\}//p' Makefile

@@ -10,7 +10,7 @@ PKGS=(
 	make gcc perl bc xz-utils cpio zstd kmod util-linux libc-bin iproute2
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse
 	qemu-system-x86 busybox-static iputils-ping iperf3 ethtool
-	rdma-core infiniband-diags ibverbs-utils
+	rdma-core infiniband-diags ibverbs-utils opensm
 	nfs-kernel-server
 )
 

@@ -22,7 +22,7 @@ lint_build() {	# lint_build SRCDIR NAME FILES...
 	shift 2
 	mkdir -p "$dst"
 	(cd "$src" && cp -p "$@" "$dst/")
-	out=$(make -C "$KDIR" M="$dst" W=1 C=1 CF=-Wsparse-error modules 2>&1)
+	out=$(make -C "$KDIR" M="$dst" W=1 C=1 CF=-Wsparse-error CONFIG_DEBUG_INFO_BTF_MODULES= modules 2>&1)
 	rc=$?
 	out=$(printf '%s\n' "$out" | sed -e "s,$dst/,${src#"$REPO"}/,g" -e 's,^/,,' \
 		-e "s,^\\(\\.\\./\\)*build/$KVER/lint/$name/,${src#"$REPO"/}/,")

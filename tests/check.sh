@@ -40,14 +40,20 @@ stage() {	# stage NAME CMD...: run a stage, print its output, record ok/not ok
 
 if [ -n "$KERNEL_SKIP" ]; then
 	echo "check: $KERNEL kernel: $KERNEL_SKIP"
-	echo "ok - $KERNEL kernel suite # SKIP $KERNEL_SKIP" >"$STAGES"
-	EXTRA_RESULTS=$STAGES NO_BUILD=1 "$HERE/run.sh"
-	exit
+	echo "ok 1 all [$KERNEL] - $KERNEL kernel suite # SKIP $KERNEL_SKIP"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
 fi
 
 stage build "$HERE/vm/build.sh"
 [ "${SKIP_LINT:-0}" = 1 ] || stage lint "$REPO/scripts/lint.sh"
-[ "${SKIP_SELFTEST:-0}" = 1 ] || stage selftest "$HERE/selftest/run.sh"
+# The self-test proves the runner, which does not depend on the kernel: on
+# the (slow) debug kernel only its parser half runs.
+if [ "$KERNEL" = debug ]; then
+	SELFTEST_VM=0 stage selftest "$HERE/selftest/run.sh"
+elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
+	stage selftest "$HERE/selftest/run.sh"
+fi
 
 echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
 LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 RUN_T0=$t0 exec "$HERE/run.sh"

@@ -71,7 +71,9 @@ parse_results() {
 		esac
 	done <"$res"
 	if [ $ended = 0 ]; then
-		if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		if [ -e "${con%.console}.stopped" ]; then
+			why="VM stopped by the runner: the other VM ended without its end marker"
+		elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 			why="VM killed by the hard timeout (${VM_TIMEOUT:-?}s)"
 		elif grep -q 'Kernel panic' "$con" 2>/dev/null; then
 			why="kernel panic: $(grep -m1 -o 'Kernel panic.*' "$con" | tr -d '\r' | cut -c1-160)"
@@ -176,6 +178,14 @@ if [ "${NO_BUILD:-0}" != 1 ]; then
 	}
 fi
 INITRD=$LOGDIR/initrd
+# The initramfs of a run is 11 MiB and can be made again: drop it at the end.
+# Logs of runs older than two days go too.
+trap 'rm -f "$INITRD"' EXIT
+# QEMU runs under timeout(1) in its own process group: on ^C stop the VMs of
+# this run (by their pid files) rather than leave them to their timeouts.
+trap 'echo "run: interrupted: stopping this run'"'"'s VMs"; for p in "$LOGDIR"/*.pid; do
+	[ -s "$p" ] && kill "$(cat "$p")" 2>/dev/null; done; exit 130' INT TERM
+find "$BUILD/logs" -mindepth 1 -maxdepth 1 -type d -mmin +2880 -exec rm -rf {} + 2>/dev/null
 : "${RUN_T0:=$(date +%s)}"
 t0=$(date +%s.%N)
 "$HERE/vm/mkinitramfs.sh" "$INITRD" || {

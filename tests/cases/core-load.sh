@@ -28,6 +28,8 @@ for round in 1 2; do
 	check_wait "round $round: two softib devices registered" 10 \
 		sh -c '[ "$(ls /sys/class/infiniband | wc -l)" -ge 2 ]'
 	check "round $round: load $IPOIB_DRIVER ib_ipoib" load_ipoib
+	check "round $round: the loaded ib_ipoib is $IPOIB_DRIVER's" \
+		sh -c ". /tests/lib.sh; [ \"\$(ipoib_loaded_driver)\" = $IPOIB_DRIVER ]"
 	check_wait "round $round: ib0 and ib1 exist" 10 \
 		sh -c 'test -d /sys/class/net/ib0 && test -d /sys/class/net/ib1'
 	check "round $round: unload ib_ipoib" unload_ipoib

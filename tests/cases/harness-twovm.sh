@@ -12,16 +12,20 @@ check "eth0 is up with carrier" sh -c '/usr/sbin/ip -o link show dev eth0 | grep
 check_wait "peer answers ping over eth0" 30 ping -c 1 -W 1 "$(peer_ll)"
 check "barrier one" vm_barrier one 60
 check "barrier two" vm_barrier two 60
-# an ordering proof: VM1 writes a flag before barrier three, VM0 sees the
-# barrier only after that; then VM0 answers through barrier four.
-if [ "$VM_ID" = 1 ]; then
-	echo flag | nc -w 2 "$(peer_ll)" 7778 &
-fi
+
+# Ordering: VM0 listens, then barrier; VM1 sends a flag and completes the
+# send before the next barrier; so VM0 must hold the flag as soon as it has
+# passed that barrier, without waiting.
+send_flag() { echo flag | nc -w 2 "$(peer_ll)" 7778; }
 if [ "$VM_ID" = 0 ]; then
 	nc -l -p 7778 >/run/flag &
 fi
-check "barrier three" vm_barrier three 60
-if [ "$VM_ID" = 0 ]; then
-	check_wait "flag sent by VM1 before barrier three arrived" 10 grep -qx flag /run/flag
+check "barrier listening" vm_barrier listening 60
+if [ "$VM_ID" = 1 ]; then
+	check_wait "flag sent to VM0" 20 send_flag
 fi
-check "barrier four" vm_barrier four 60
+check "barrier flag-sent" vm_barrier flag-sent 60
+if [ "$VM_ID" = 0 ]; then
+	check "VM1's flag arrived before the barrier released VM0" grep -qx flag /run/flag
+fi
+check "barrier last" vm_barrier last 60

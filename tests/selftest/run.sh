@@ -8,6 +8,8 @@
 #     every fail-*.sh must be reported as failed for its own reason (a failed
 #     test, no end marker, a WARNING in dmesg, a taint, a crash, a forged end
 #     marker, a hang stopped by the hard timeout, a non-zero exit, no test);
+#     fail-twovm-peer-dies.sh (VM1 crashes, VM0 waits at a barrier) must fail
+#     for both VMs without waiting for the timeout;
 #     skip-counted.sh must count as skipped, not passed; and the run as a whole
 #     must exit non-zero with a final line that adds up.
 # Prints "ok - ..." / "not ok - ..." per check; exit non-zero if any failed.
@@ -50,6 +52,11 @@ grep -q '^ok 1 parse - a # SKIP no hw$' <<<"$out" && [ "$(tail -n 1 <<<"$out")" 
 res $? "parser: a skip is counted as skipped, not passed"
 
 # --- 2. real boots ---
+if [ "${SELFTEST_VM:-1}" = 0 ]; then
+	echo "selftest: VM half not run (SELFTEST_VM=0)"
+	[ $bad = 0 ] && echo "selftest: all checks passed" || echo "selftest: FAILED"
+	exit $bad
+fi
 export LOGDIR=${LOGDIR:-$(realpath -m "$HERE/../../build/logs/selftest-$$")}
 LOGDIR=$LOGDIR/selftest
 out=$(CASES_DIR=$HERE/cases CASES= NO_BUILD=${NO_BUILD:-1} "$RUN" 2>&1)
@@ -73,6 +80,10 @@ expect_fail fail-forged-end 'boot completed'
 expect_fail fail-hang 'boot completed # VM killed by the hard timeout'
 expect_fail fail-exit 'case script exit status'
 expect_fail fail-silent 'case reported tests'
+grep -qE '^not ok [0-9]+ fail-twovm-peer-dies \[stock/stock\] vm1 - boot completed # kernel panic' "$T/out" &&
+	grep -qE '^not ok [0-9]+ fail-twovm-peer-dies \[stock/stock\] vm0 - boot completed # VM stopped by the runner' "$T/out" &&
+	grep -qE '^# fail-twovm-peer-dies \[stock/stock\]: ([0-9]|[1-9][0-9]|1[01][0-9]) s' "$T/out"
+res $? "VM: two-VM case whose peer crashes fails well before its timeout, both VMs reported"
 grep -qE '^ok [0-9]+ skip-counted \[stock\] - cannot run here # SKIP' "$T/out"
 res $? "VM: skip-counted.sh's skip is reported as SKIP"
 

@@ -30,6 +30,7 @@ pid=$!
 while [ ! -e "$out.console" ]; do sleep 0.2; done
 tail -n +1 -f --pid=$pid "$out.console" | tr -d '\r' | grep --line-buffered -Ev '^\[ *[0-9]+\.[0-9]+\] '
 wait $pid
+rm -f "$LOGDIR/initrd"
 echo
 if grep -qx "END $nonce" <(tr -d '\r' <"$out.results") && ! grep -q '^not ok' "$out.results" &&
    grep -q '^ok .* - kernel clean' "$out.results"; then

@@ -38,7 +38,8 @@ KMODS="ib_core ib_cm ib_umad ib_uverbs iw_cm rdma_cm rdma_ucm veth bridge dummy
 # User-space tools with their shared libraries.
 TOOLS="/usr/sbin/ip /usr/bin/rdma /usr/sbin/tc /usr/sbin/bridge /usr/bin/ss
        /usr/bin/iperf3 /usr/sbin/ethtool /usr/bin/ping /usr/sbin/ibstat
-       /usr/sbin/ibaddr /usr/sbin/saquery /usr/sbin/sminfo /usr/bin/kmod"
+       /usr/sbin/ibaddr /usr/sbin/saquery /usr/sbin/sminfo /usr/bin/kmod
+       /usr/sbin/opensm /usr/sbin/smpquery /usr/sbin/ibnetdiscover /usr/sbin/ibswitches"
 # busybox applets that must not shadow the real tools above.
 NO_APPLET="ip ping ping6 tc modprobe insmod rmmod lsmod depmod modinfo"
 

@@ -10,17 +10,18 @@
 qemu_run() {
 	local id=$1 initrd=$2 out=$3 append=$4 smp=${VM_SMP:-2}
 	shift 4
-	rm -f "$out.results" "$out.console" "$out.rc"
+	rm -f "$out.results" "$out.console" "$out.rc" "$out.pid" "$out.stopped"
 	: >"$out.results"
 	timeout -k 5 "${VM_TIMEOUT:-300}" qemu-system-x86_64 \
 		-accel tcg -M pc -cpu max -m "$VM_MEM" -smp "$smp" \
-		-nodefaults -display none -no-reboot -name "ipoib-test-vm$id" \
+		-nodefaults -display none -no-reboot -name "ipoib-test-vm$id" -pidfile "$out.pid" \
 		-kernel "$VMLINUZ" -initrd "$initrd" \
 		-append "console=ttyS0,115200 loglevel=5 printk.devkmsg=on panic_on_warn=1 oops=panic panic=-1 no_timer_check mitigations=off random.trust_cpu=on rdinit=/init $append" \
 		-chardev "file,id=con,path=$out.console" -serial chardev:con \
 		-chardev "file,id=res,path=$out.results" -serial chardev:res \
 		"$@" </dev/null >"$out.qemu" 2>&1
 	echo $? >"$out.rc"
+	rm -f "$out.pid"
 }
 
 # qemu_free_port: a TCP port on 127.0.0.1 nobody listens on
@@ -70,5 +71,20 @@ vm_boot() {
 		-netdev "socket,id=n0,connect=127.0.0.1:$port" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02" &
 	p1=$!
+	# If one VM ends without its end marker (panic, crash), the other would
+	# wait for it until its own timeout: stop it after a short grace period.
+	local fin= other=1 i
+	wait -n -p fin "$p0" "$p1"
+	[ "$fin" = "$p1" ] && other=0
+	if ! grep -q '^END ' "$out.vm$((1 - other)).results" 2>/dev/null; then
+		for i in $(seq 1 50); do
+			kill -0 "$([ $other = 0 ] && echo "$p0" || echo "$p1")" 2>/dev/null || break
+			sleep 0.2
+		done
+		if [ -s "$out.vm$other.pid" ] && kill "$(cat "$out.vm$other.pid")" 2>/dev/null; then
+			echo "vm_boot: stopped VM$other: VM$((1 - other)) ended without its end marker" \
+				>"$out.vm$other.stopped"
+		fi
+	fi
 	wait "$p0" "$p1"
 }
