@@ -29,6 +29,20 @@ static void ipoib_tx_cq_event(struct ib_cq *cq, void *ctx)
 	napi_schedule(&priv->tx_napi);
 }
 
+/*
+ * A CQ in error (overflow) completes nothing more: the interface is deaf or
+ * mute until its IB resources are recreated (module reload). Say so once.
+ */
+static void ipoib_cq_error(struct ib_event *event, void *ctx)
+{
+	struct ipoib_dev_priv *priv = ctx;
+
+	net_err_ratelimited("%s: %s CQ error (event %d): traffic stops until the device is reattached\n",
+			    priv->dev->name,
+			    event->element.cq == priv->recv_cq ? "receive" : "send",
+			    event->event);
+}
+
 static struct sk_buff *ipoib_rx_alloc(struct ipoib_dev_priv *priv, gfp_t gfp,
 				      u64 *mapping)
 {
@@ -362,6 +376,12 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	buf->skb = skb;
 	buf->ah = ah;
 	skb_tx_timestamp(skb);
+	/*
+	 * The socket gets its send budget back now, not at the completion:
+	 * TCP small queues and the UDP send buffer do not wait for tx_napi.
+	 */
+	skb_orphan(skb);
+	skb_dst_drop(skb);
 	ret = ib_post_send(priv->qp, &wr.wr, NULL);
 	if (unlikely(ret)) {
 		net_warn_ratelimited("%s: post send failed: %d\n",
@@ -577,7 +597,7 @@ int ipoib_ib_init(struct ipoib_dev_priv *priv)
 
 	cq_attr.cqe = IPOIB_RX_RING_SIZE + 1;
 	cq_attr.comp_vector = 0;
-	priv->recv_cq = ib_create_cq(priv->ca, ipoib_rx_cq_event, NULL, priv,
+	priv->recv_cq = ib_create_cq(priv->ca, ipoib_rx_cq_event, ipoib_cq_error, priv,
 				     &cq_attr);
 	if (IS_ERR(priv->recv_cq)) {
 		ret = PTR_ERR(priv->recv_cq);
@@ -585,7 +605,7 @@ int ipoib_ib_init(struct ipoib_dev_priv *priv)
 	}
 
 	cq_attr.cqe = IPOIB_TX_RING_SIZE + 1;
-	priv->send_cq = ib_create_cq(priv->ca, ipoib_tx_cq_event, NULL, priv,
+	priv->send_cq = ib_create_cq(priv->ca, ipoib_tx_cq_event, ipoib_cq_error, priv,
 				     &cq_attr);
 	if (IS_ERR(priv->send_cq)) {
 		ret = PTR_ERR(priv->send_cq);

@@ -1,0 +1,171 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench, guest side: one round for this VM's driver ($IPOIB_DRIVER).
+# Booted by tests/bench/run.sh through the test harness's /init (MODE=case,
+# CASE_FILE=bench/guest). Two softib HCAs on one fabric, ib0 in netns a
+# (192.0.2.1), ib1 in netns b (192.0.2.2), then:
+#   - the raw ceiling: softib's debugfs "blast" sib0 -> sib1 at the frame
+#     size of a 64-byte UDP datagram (96 bytes) and of a full IPoIB frame
+#     (2048 bytes), no IP stack;
+#   - iperf3 TCP, 1 and 4 streams; iperf3 UDP with 64-byte datagrams;
+#   - ping RTT percentiles;
+#   - cold resolution of N = 100 and 1000 destinations, with the SA query
+#     count and the slab growth per neighbour (see resolve.c).
+# Every figure goes to the results port as "BENCH <name> <value>"; the host
+# makes the ratios. A step that cannot run reports "not ok" and the others
+# go on. Env (kernel command line): BENCH_T (seconds per iperf3 run).
+. /tests/lib.sh
+
+B=/tests/bench
+T=${BENCH_T:-4}
+RES=/tmp/bench
+
+metric() {	# metric NAME VALUE
+	echo "BENCH $1 $2" >>"$RESULTS"
+	echo "BENCH $1 $2"
+}
+
+# json_get FILE BLOCK FIELD: the first FIELD after the line with BLOCK
+json_get() {
+	awk -v b="\"$2\"" -v f="\"$3\":" '
+		index($0, b) { x = 1 }
+		x && $1 == f { v = $2; sub(/,$/, "", v); print v; exit }' "$1"
+}
+
+counter_of() {	# counter_of FILE NAME
+	awk -v n="$2" '$1 == n { print $2 }' "$1"
+}
+
+mkdir -p $RES
+metric driver "$IPOIB_DRIVER"
+# room for 1100 permanent neighbours
+echo 8192 >/proc/sys/net/ipv4/neigh/default/gc_thresh1
+echo 16384 >/proc/sys/net/ipv4/neigh/default/gc_thresh2
+echo 32768 >/proc/sys/net/ipv4/neigh/default/gc_thresh3
+
+load_ib_core && load_softib ndevs=2 && load_ipoib || { fail setup "loading modules failed"; exit 0; }
+check_wait "ib0 and ib1 appear" 30 test -d /sys/class/net/ib1 || exit 0
+make_host a ib0 192.0.2.1/24 && make_host b ib1 192.0.2.2/24 &&
+	ip -n a addr add 198.18.0.1/15 dev ib0 || { fail "hosts" "netns setup failed"; exit 0; }
+check_wait "carrier" 30 sh -c "/usr/sbin/ip -n a link show ib0 | grep -q LOWER_UP &&
+	/usr/sbin/ip -n b link show ib1 | grep -q LOWER_UP" || exit 0
+check_wait "first ping" 30 in_host a ping -c 1 -W 1 192.0.2.2 || exit 0
+metric mtu "$(ip -n a -o link show ib0 | sed -n 's/.* mtu \([0-9]*\).*/\1/p')"
+
+# --- the raw ceiling of the fabric ---
+blast() {	# blast SIZE TAG
+	if echo "sib0 sib1 $1 100000000 ms=2000" >$SIB_DEBUGFS/blast; then
+		cat $SIB_DEBUGFS/blast >$RES/blast.$2
+		metric "ceil_${2}_pps" "$(counter_of $RES/blast.$2 pps)"
+		metric "ceil_${2}_Bps" "$(counter_of $RES/blast.$2 bytes_per_s)"
+		metric "ceil_${2}_lost" "$(counter_of $RES/blast.$2 lost)"
+		ok "blast $1 bytes"
+	else
+		fail "blast $1 bytes" "write to $SIB_DEBUGFS/blast failed"
+	fi
+}
+blast 96 small
+blast 2048 big
+
+# --- iperf3 ---
+in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
+wait_for 10 sh -c '/usr/sbin/ip netns exec b /usr/bin/ss -Hltn | grep -q ":5201"' ||
+	fail "iperf3 server" "not listening"
+
+iperf() {	# iperf NAME ARGS...: one iperf3 client run, JSON to $RES/NAME.json
+	local name=$1
+	shift
+	if in_host a iperf3 -c 192.0.2.2 -p 5201 -t "$T" -J "$@" >$RES/$name.json 2>&1 &&
+	   [ -n "$(json_get $RES/$name.json sum_received bytes)" ]; then
+		ok "iperf3 $name"
+		return 0
+	fi
+	fail "iperf3 $name" "$(grep -m1 '"error"' $RES/$name.json)"
+	return 1
+}
+
+if iperf tcp1; then
+	metric tcp1_bps "$(json_get $RES/tcp1.json sum_received bits_per_second)"
+fi
+if iperf tcp4 -P 4; then
+	metric tcp4_bps "$(json_get $RES/tcp4.json sum_received bits_per_second)"
+fi
+rx_pkts() { in_host b cat /sys/class/net/ib1/statistics/rx_packets; }
+r0=$(rx_pkts)
+if iperf udp64 -u -l 64 -b 0; then
+	# what the driver handed to the stack, whether or not iperf3 kept up
+	metric udp64_dev_rx_pps "$(awk -v n="$(($(rx_pkts) - r0))" -v t="$T" 'BEGIN { printf "%d\n", n / t }')"
+	b=$(json_get $RES/udp64.json sum_received bytes)
+	s=$(json_get $RES/udp64.json sum_received seconds)
+	metric udp64_pps "$(awk -v b="$b" -v s="$s" 'BEGIN { if (s > 0) printf "%d\n", b / 64 / s }')"
+	metric udp64_sent_pps "$(awk -v p="$(json_get $RES/udp64.json sum_sent packets)" -v s="$s" \
+		'BEGIN { if (s > 0) printf "%d\n", p / s }')"
+fi
+
+# --- ping RTT ---
+if in_host a ping -c 300 -i 0.01 -W 1 192.0.2.2 >$RES/ping.txt 2>&1; then
+	sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' $RES/ping.txt | awk '{ printf "%d\n", $1 * 1000 }' |
+		sort -n >$RES/rtt.us
+	n=$(wc -l <$RES/rtt.us)
+	metric rtt_p50_us "$(sed -n "$(( (n + 1) / 2 ))p" $RES/rtt.us)"
+	metric rtt_p99_us "$(sed -n "$(( (n * 99 + 99) / 100 ))p" $RES/rtt.us)"
+	ok "ping rtt ($n replies)"
+else
+	fail "ping rtt" "$(tail -n 2 $RES/ping.txt)"
+fi
+
+# --- cold resolution of N destinations ---
+slab_kb() { awk '/^Slab:/ { print $2 }' /proc/meminfo; }
+resolve_n() {	# resolve_n N FIRST_LID BASE_IP
+	local n=$1 lid0=$2 ip0=$3 d0 p0 s0 out
+	d0=$(sib_counter sib0 drop_no_route)
+	# the SA learns the N simulated hosts; its N answers go nowhere
+	if ! $B/resolve learn "$(sib sib0 inject)" 1 "$lid0" "$n" ||
+	   ! wait_for 60 sh -c "[ \$(awk '\$1 == \"drop_no_route\" { print \$2 }' $(sib sib0 counters)) -ge $((d0 + n)) ]"; then
+		fail "resolve $n: SA learns $n hosts" "inject failed or no answers"
+		return
+	fi
+	$B/resolve neigh ib0 "$ip0" "$lid0" "$n" >$RES/neigh.$n
+	sync
+	s0=$(slab_kb)
+	p0=$(sa_counter path_get)
+	if ! ip -n a -batch $RES/neigh.$n; then
+		fail "resolve $n: add $n neighbours" "ip -batch failed"
+		return
+	fi
+	out=$($B/resolve /run/netns/a "$ip0" "$n" "$(sib sib0 counters)" 60000)
+	echo "resolve $n: $out"
+	set -- $out
+	metric "resolve${n}_ms" "$(awk -v ns="$6" 'BEGIN { printf "%.1f\n", ns / 1e6 }')"
+	metric "resolve${n}_done" "$4"
+	metric "resolve${n}_sa_queries" "$(($(sa_counter path_get) - p0))"
+	metric "resolve${n}_slab_B_per_neigh" "$(( ($(slab_kb) - s0) * 1024 / n ))"
+	if [ "$4" -ge "$n" ]; then
+		ok "resolve $n destinations"
+	else
+		fail "resolve $n destinations" "only $4 of $n resolved in 60 s"
+	fi
+}
+resolve_n 100 4096 198.18.16.0
+resolve_n 1000 8192 198.19.0.0
+
+# --- optional profile (BENCH_PROFILE=1): not part of the figures above ---
+if [ "${BENCH_PROFILE:-0}" = 1 ] && [ -x /usr/bin/perf ]; then
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	in_host a iperf3 -c 192.0.2.2 -p 5201 -t "$T" >/dev/null 2>&1 &
+	/usr/bin/perf record -q -a -e cpu-clock -F 499 -o $RES/perf.data -- sleep "$T" >/dev/null 2>&1
+	wait
+	echo "PROF === $IPOIB_DRIVER: perf record -a during iperf3 TCP 1 stream ($T s), top symbols" >>"$RESULTS"
+	/usr/bin/perf report -i $RES/perf.data --stdio --no-children --sort sym --percent-limit 0.7 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -n 45 | sed 's/^/PROF /' >>"$RESULTS"
+	echo "PROF === $IPOIB_DRIVER: by module" >>"$RESULTS"
+	/usr/bin/perf report -i $RES/perf.data --stdio --no-children --sort dso 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -n 12 | sed 's/^/PROF /' >>"$RESULTS"
+	ok "profile"
+fi
+
+metric done 1
+unload_all >/dev/null 2>&1
+ok "bench round done"

@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: our ib_ipoib against the stock one on the same softib fabric,
+# and both against the fabric's raw ceiling. See Documentation/testing.rst,
+# section "Benchmark (make bench)".
+#
+#   tests/bench/run.sh
+#
+# Env: BENCH_ROUNDS (default 5): rounds; each round boots one VM with ours,
+# then one with stock (A B A B ...), so drift over the run shows in both.
+# BENCH_T (default 4): seconds per iperf3 run. BENCH_ONLY=ours|stock: one
+# driver only (no ratios). BENCH_REPORT=FILE: no boots, only the table of
+# an earlier run's rounds.txt. BENCH_PROFILE=1: after the measurements, one
+# more TCP run under `perf record -a` in each boot; the top of the profile
+# goes to build/bench/profile.<driver>.txt. KERNEL/KVER/KDIR as for make check.
+# Output: a table of medians with ours/stock and ours/ceiling ratios, the
+# same in build/bench/results.json, per-round figures in
+# build/bench/rounds.txt, logs in build/bench/logs/. Never fails on a number:
+# exits non-zero only if it could not measure (build, boot, or no round
+# produced figures for a driver).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../vm/kernel.sh" || exit 1
+. "$HERE/../vm/qemu.sh"
+
+ROUNDS=${BENCH_ROUNDS:-5}
+BT=${BENCH_T:-4}
+DRIVERS="ours stock"
+[ -n "${BENCH_ONLY:-}" ] && DRIVERS=$BENCH_ONLY
+OUT=$BUILD/bench
+LOGDIR=$OUT/logs/$(date +%Y%m%d-%H%M%S)-$$
+mkdir -p "$LOGDIR"
+T0=$(date +%s)
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+ROUNDS_TXT=$LOGDIR/rounds.txt
+if [ -n "${BENCH_REPORT:-}" ]; then
+	# only the table, from an earlier run's rounds.txt
+	cp "$BENCH_REPORT" "$ROUNDS_TXT" || die "no $BENCH_REPORT"
+	ROUNDS=$(awk '$1 > n { n = $1 } END { print n + 0 }' "$ROUNDS_TXT")
+	DRIVERS=$(awk '{ print $2 }' "$ROUNDS_TXT" | sort -u | tr '\n' ' ')
+	DRIVERS=${DRIVERS% }
+fi
+[ -n "$KERNEL_SKIP" ] && die "$KERNEL_SKIP"
+[ -n "${BENCH_REPORT:-}" ] || {
+echo "bench: building modules for $KVER"
+"$HERE/../vm/build.sh" >"$LOGDIR/build.log" 2>&1 || {
+	tail -n 20 "$LOGDIR/build.log"
+	die "build failed (see ${LOGDIR#"$REPO"/}/build.log)"
+}
+[ -e "$KBUILD_DIR/ipoib/ib_ipoib.ko" ] || die "our ib_ipoib.ko was not built"
+
+# The guest side goes in as one more initramfs layer (tests/vm/mkinitramfs.sh
+# INITRAMFS_EXTRA): /tests/bench/guest.sh and the resolve tool.
+extra=$LOGDIR/extra
+mkdir -p "$extra/tests/bench"
+install -m 0755 "$HERE/guest.sh" "$extra/tests/bench/guest.sh"
+gcc -O2 -Wall -static -o "$extra/tests/bench/resolve" "$HERE/resolve.c" \
+	>"$LOGDIR/resolve.log" 2>&1 || { cat "$LOGDIR/resolve.log"; die "building resolve.c failed"; }
+if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+	# perf with its shared libraries, for one profiled TCP run per boot
+	install -D -m 0755 /usr/bin/perf "$extra/usr/bin/perf" || die "BENCH_PROFILE=1 needs perf (linux-perf)"
+	for lib in $(ldd /usr/bin/perf | awk '/=>/ { print $3 }'); do
+		[ -e "$extra/lib/x86_64-linux-gnu/$(basename "$lib")" ] ||
+			install -D -m 0644 "$lib" "$extra/lib/x86_64-linux-gnu/$(basename "$lib")"
+	done
+fi
+INITRAMFS_EXTRA=$extra "$HERE/../vm/mkinitramfs.sh" "$LOGDIR/initrd" >"$LOGDIR/initramfs.log" 2>&1 ||
+	{ tail -n 20 "$LOGDIR/initramfs.log"; die "initramfs failed"; }
+
+# round R DRIVER: one boot; appends "R DRIVER NAME VALUE" lines to rounds.txt
+: >"$ROUNDS_TXT"
+round() {
+	local r=$1 d=$2 out=$LOGDIR/r$1.$2 nonce tb res
+	nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+	tb=$(date +%s)
+	VM_TIMEOUT=${BENCH_VM_TIMEOUT:-600} qemu_run 0 "$LOGDIR/initrd" "$out" \
+		"CASE_FILE=bench/guest CASE_NAME=bench IPOIB_DRIVER=$d VM_ID=0 VM_COUNT=1 TEST_NONCE=$nonce BENCH_T=$BT BENCH_PROFILE=${BENCH_PROFILE:-0}"
+	res=$(tr -d '\r' <"$out.results")
+	grep '^PROF ' <<<"$res" | sed 's/^PROF //' >"$out.profile"
+	[ -s "$out.profile" ] && cp "$out.profile" "$OUT/profile.$d.txt"
+	printf '%s\n' "$res" | awk -v r="$r" -v d="$d" '$1 == "BENCH" && $2 != "driver" { print r, d, $2, $3 }' \
+		>>"$ROUNDS_TXT"
+	printf '# round %s %-5s %3s s' "$r" "$d" $(($(date +%s) - tb))
+	grep -qx "END $nonce" <<<"$res" || printf ', no end marker (VM died or timed out)'
+	printf ', %s figures' "$(grep -c '^BENCH ' <<<"$res")"
+	grep '^not ok' <<<"$res" | sed 's/^/\n#   /' | tr -d '\n'
+	echo
+}
+
+echo "bench: $ROUNDS rounds of [$DRIVERS], iperf3 ${BT} s, kernel $KVER, logs ${LOGDIR#"$REPO"/}"
+for r in $(seq 1 "$ROUNDS"); do
+	for d in $DRIVERS; do
+		round "$r" "$d"
+	done
+done
+cp "$ROUNDS_TXT" "$OUT/rounds.txt"
+}	# not BENCH_REPORT
+[ -n "${BENCH_REPORT:-}" ] && cp "$ROUNDS_TXT" "$OUT/rounds.txt"
+
+# --- medians, ratios, table, JSON ---
+awk -v json="$OUT/results.json" -v kver="$KVER" -v rounds="$ROUNDS" -v drivers="$DRIVERS" '
+function median(key,    n, i, j, t, a) {
+	n = cnt[key]
+	if (!n)
+		return ""
+	for (i = 1; i <= n; i++)
+		a[i] = val[key, i]
+	for (i = 2; i <= n; i++)	# insertion sort, n is small
+		for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+		}
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function add(key, v) { val[key, ++cnt[key]] = v }
+function fmt(v, scale, prec) { return v == "" ? "n/a" : sprintf("%." prec "f", v / scale) }
+function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "" : a / b }
+function jnum(v) { return v == "" ? "null" : sprintf("%.6g", v) }
+{
+	r = $1; d = $2; m = $3; v = $4
+	if (v == "")
+		next
+	add(d SUBSEP m, v)
+	per[r, d, m] = v
+	seen[r, d] = 1
+}
+END {
+	# per-boot ratios to the ceiling measured in that same boot
+	for (k in seen) {
+		split(k, p, SUBSEP)
+		r = p[1]; d = p[2]
+		if ((r, d, "tcp1_bps") in per && per[r, d, "ceil_big_Bps"] > 0)
+			add(d SUBSEP "tcp1_ceil", per[r, d, "tcp1_bps"] / 8 / per[r, d, "ceil_big_Bps"])
+		if ((r, d, "tcp4_bps") in per && per[r, d, "ceil_big_Bps"] > 0)
+			add(d SUBSEP "tcp4_ceil", per[r, d, "tcp4_bps"] / 8 / per[r, d, "ceil_big_Bps"])
+		if ((r, d, "udp64_pps") in per && per[r, d, "ceil_small_pps"] > 0)
+			add(d SUBSEP "udp64_ceil", per[r, d, "udp64_pps"] / per[r, d, "ceil_small_pps"])
+		if ((r, d, "udp64_dev_rx_pps") in per && per[r, d, "ceil_small_pps"] > 0)
+			add(d SUBSEP "udp64_dev_ceil", per[r, d, "udp64_dev_rx_pps"] / per[r, d, "ceil_small_pps"])
+		for (n = 100; n <= 1000; n *= 10)
+			if ((r, d, "resolve" n "_sa_queries") in per)
+				add(d SUBSEP "resolve" n "_q_per_gid", per[r, d, "resolve" n "_sa_queries"] / n)
+	}
+	# name, label, unit scale, precision, better (h/l), target ours/stock, ceiling key
+	nm = split("tcp1_bps tcp4_bps udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh ceil_small_pps ceil_big_Bps", M, " ")
+	L["tcp1_bps"] = "TCP 1 stream (Mbit/s)";	S["tcp1_bps"] = 1e6;	P["tcp1_bps"] = 1;	G["tcp1_bps"] = ">= 1.3";	C["tcp1_bps"] = "tcp1_ceil"
+	L["tcp4_bps"] = "TCP 4 streams (Mbit/s)";	S["tcp4_bps"] = 1e6;	P["tcp4_bps"] = 1;	G["tcp4_bps"] = ">= 1.3";	C["tcp4_bps"] = "tcp4_ceil"
+	L["udp64_pps"] = "UDP 64 B (kpps rcvd)";	S["udp64_pps"] = 1e3;	P["udp64_pps"] = 1;	G["udp64_pps"] = ">= 1.3";	C["udp64_pps"] = "udp64_ceil"
+	L["udp64_dev_rx_pps"] = "UDP 64 B ib1 rx (kpps)";	S["udp64_dev_rx_pps"] = 1e3;	P["udp64_dev_rx_pps"] = 1;	G["udp64_dev_rx_pps"] = "";	C["udp64_dev_rx_pps"] = "udp64_dev_ceil"
+	L["rtt_p50_us"] = "ping RTT p50 (us)";	S["rtt_p50_us"] = 1;	P["rtt_p50_us"] = 0;	G["rtt_p50_us"] = "<= 0.9"
+	L["rtt_p99_us"] = "ping RTT p99 (us)";	S["rtt_p99_us"] = 1;	P["rtt_p99_us"] = 0;	G["rtt_p99_us"] = ""
+	L["resolve100_ms"] = "resolve 100 dst (ms)";	S["resolve100_ms"] = 1;	P["resolve100_ms"] = 1;	G["resolve100_ms"] = ""
+	L["resolve1000_ms"] = "resolve 1000 dst (ms)";	S["resolve1000_ms"] = 1;	P["resolve1000_ms"] = 1;	G["resolve1000_ms"] = "<= 0.5"
+	L["resolve100_q_per_gid"] = "SA queries/GID (100)";	S["resolve100_q_per_gid"] = 1;	P["resolve100_q_per_gid"] = 2;	G["resolve100_q_per_gid"] = "ours == 1"
+	L["resolve1000_q_per_gid"] = "SA queries/GID (1000)";	S["resolve1000_q_per_gid"] = 1;	P["resolve1000_q_per_gid"] = 2;	G["resolve1000_q_per_gid"] = "ours == 1"
+	L["resolve1000_slab_B_per_neigh"] = "slab B/neighbour (1000)";	S["resolve1000_slab_B_per_neigh"] = 1;	P["resolve1000_slab_B_per_neigh"] = 0;	G["resolve1000_slab_B_per_neigh"] = ""
+	L["ceil_small_pps"] = "ceiling 96 B (kpps)";	S["ceil_small_pps"] = 1e3;	P["ceil_small_pps"] = 1;	G["ceil_small_pps"] = ""
+	L["ceil_big_Bps"] = "ceiling 2048 B (Mbit/s)";	S["ceil_big_Bps"] = 1e6 / 8;	P["ceil_big_Bps"] = 1;	G["ceil_big_Bps"] = ""
+
+	printf "\n%-26s %12s %12s %11s %9s %13s\n", "medians of " rounds " rounds", "ours", "stock", "ours/stock", "target", "ours/ceiling"
+	printf "%-26s %12s %12s %11s %9s %13s\n", "--------------------------", "------------", "------------", "-----------", "---------", "-------------"
+	printf "{\n  \"kernel\": \"%s\",\n  \"rounds\": %d,\n  \"drivers\": \"%s\",\n  \"note\": \"medians over rounds; ours/stock = ratio of the medians; ours/ceiling = median of per-boot ratios to the softib blast ceiling measured in the same boot (TCP: bytes/s at 2048-byte frames, UDP: packets/s at 96-byte frames)\",\n  \"metrics\": {\n", kver, rounds, drivers >json
+	for (i = 1; i <= nm; i++) {
+		m = M[i]
+		o = median("ours" SUBSEP m); s = median("stock" SUBSEP m)
+		rt = ratio(o, s)
+		ce = (m in C) ? median("ours" SUBSEP C[m]) : ""
+		cs = (m in C) ? median("stock" SUBSEP C[m]) : ""
+		printf "%-26s %12s %12s %11s %9s %13s\n", L[m], fmt(o, S[m], P[m]), fmt(s, S[m], P[m]),
+			fmt(rt, 1, 2), G[m], (m in C) ? fmt(ce, 1, 2) " (st " fmt(cs, 1, 2) ")" : ""
+		if (m in C && ratio(ce, cs) != "")
+			printf "%-26s %12s %12s %11s\n", "  normalized by ceiling", "", "", fmt(ratio(ce, cs), 1, 2)
+		printf "    \"%s\": {\"ours\": %s, \"stock\": %s, \"ours_over_stock\": %s, \"ours_over_ceiling\": %s, \"stock_over_ceiling\": %s, \"ours_over_stock_normalized\": %s, \"target\": \"%s\"}%s\n",
+			m, jnum(o), jnum(s), jnum(rt), jnum(ce), jnum(cs), jnum(ratio(ce, cs)), G[m], i < nm ? "," : "" >json
+	}
+	printf "  }\n}\n" >json
+	close(json)
+}' "$ROUNDS_TXT"
+
+echo
+echo "bench: results in ${OUT#"$REPO"/}/results.json, per-round figures in ${OUT#"$REPO"/}/rounds.txt ($(($(date +%s) - T0)) s)"
+echo "bench: every figure is from QEMU TCG on a shared machine: compare the ratios, not the absolute numbers"
+# could not measure = some driver has no figure at all
+rc=0
+for d in $DRIVERS; do
+	grep -q " $d tcp1_bps " "$OUT/rounds.txt" || { echo "bench: no figures for $d" >&2; rc=1; }
+done
+exit $rc

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softib: the raw ceiling of the fabric (debugfs "blast").
+ *
+ * Writing "SRC DST SIZE COUNT" (or key=value: src= dst= size= count= ms=
+ * window=) to /sys/kernel/debug/softib/blast sends COUNT UD packets of SIZE
+ * payload bytes from a UD QP on device SRC to a UD QP on device DST through
+ * the ordinary verbs (ib_post_send, the fabric's tx work, softib_rx, the
+ * receive CQ), with no IP stack and no ULP, keeping at most WINDOW packets
+ * in flight and reposting each receive buffer as soon as it completes. It
+ * stops after COUNT packets or MS milliseconds, whichever comes first.
+ * Reading the file gives the last result:
+ *   packets N / bytes N / ns N / pps N / bytes_per_s N / size N / sent N / lost N
+ * That is the fastest any IPoIB driver could move packets of that size on
+ * this fabric. Everything the blast creates is destroyed before the write
+ * returns; one blast runs at a time (-EBUSY otherwise).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_verbs.h>
+
+#include "softib.h"
+
+#define SOFTIB_BLAST_QKEY	0x0b1a57edU
+#define SOFTIB_BLAST_MAX_MS	10000U		/* longest blast */
+#define SOFTIB_BLAST_DRAIN_MS	500U		/* wait for stragglers */
+#define SOFTIB_BLAST_MAX_WIN	1024U
+#define SOFTIB_BLAST_POLL	16
+
+/* serializes blasts and protects softib_blast_last */
+static DEFINE_MUTEX(softib_blast_lock);
+
+struct softib_blast_result {
+	u64 packets, bytes, ns, sent;
+	u32 size;
+};
+
+static struct softib_blast_result softib_blast_last;
+
+/* One end of the blast: a UD QP with its own PD and CQs on one device. */
+struct softib_blast_end {
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *scq, *rcq;
+	struct ib_qp *qp;
+};
+
+struct softib_blast {
+	struct softib_blast_end src, dst;
+	struct ib_ah *ah;
+	u32 size, window, ms;
+	u64 count;
+	void *sbuf;		/* one send buffer, copied at post time */
+	void **rbufs;		/* window receive buffers of GRH + size */
+	u64 *rmaps;
+};
+
+static int softib_blast_qp_rts(struct ib_qp *qp)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qkey = SOFTIB_BLAST_QKEY,
+	};
+	int err;
+
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTR;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+static void softib_blast_end_destroy(struct softib_blast_end *e)
+{
+	if (!IS_ERR_OR_NULL(e->qp))
+		ib_destroy_qp(e->qp);
+	if (!IS_ERR_OR_NULL(e->rcq))
+		ib_destroy_cq(e->rcq);
+	if (!IS_ERR_OR_NULL(e->scq))
+		ib_destroy_cq(e->scq);
+	if (!IS_ERR_OR_NULL(e->pd))
+		ib_dealloc_pd(e->pd);
+	e->qp = NULL;
+	e->rcq = NULL;
+	e->scq = NULL;
+	e->pd = NULL;
+}
+
+static int softib_blast_end_create(struct softib_blast_end *e, u32 window)
+{
+	struct ib_cq_init_attr cq_attr = { .cqe = window + 1 };
+	struct ib_qp_init_attr qp_attr = {};
+	int err;
+
+	e->pd = ib_alloc_pd(e->ibdev, 0);
+	if (IS_ERR(e->pd))
+		return PTR_ERR(e->pd);
+	e->scq = ib_create_cq(e->ibdev, NULL, NULL, NULL, &cq_attr);
+	if (IS_ERR(e->scq))
+		return PTR_ERR(e->scq);
+	e->rcq = ib_create_cq(e->ibdev, NULL, NULL, NULL, &cq_attr);
+	if (IS_ERR(e->rcq))
+		return PTR_ERR(e->rcq);
+
+	qp_attr.send_cq = e->scq;
+	qp_attr.recv_cq = e->rcq;
+	qp_attr.cap.max_send_wr = window;
+	qp_attr.cap.max_recv_wr = window;
+	qp_attr.cap.max_send_sge = 1;
+	qp_attr.cap.max_recv_sge = 1;
+	qp_attr.sq_sig_type = IB_SIGNAL_ALL_WR;
+	qp_attr.qp_type = IB_QPT_UD;
+	e->qp = ib_create_qp(e->pd, &qp_attr);
+	if (IS_ERR(e->qp))
+		return PTR_ERR(e->qp);
+	err = softib_blast_qp_rts(e->qp);
+	return err;
+}
+
+static int softib_blast_post_recv(struct softib_blast *b, u32 i)
+{
+	struct ib_sge sge = {
+		.addr = b->rmaps[i],
+		.length = SOFTIB_GRH_BYTES + b->size,
+		.lkey = b->dst.pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_id = i,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(b->dst.qp, &wr, NULL);
+}
+
+static int softib_blast_post_send(struct softib_blast *b, u64 seq, u64 smap)
+{
+	struct ib_sge sge = {
+		.addr = smap,
+		.length = b->size,
+		.lkey = b->src.pd->local_dma_lkey,
+	};
+	struct ib_ud_wr wr = {
+		.wr = {
+			.wr_id = seq,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.ah = b->ah,
+		.remote_qpn = b->dst.qp->qp_num,
+		.remote_qkey = SOFTIB_BLAST_QKEY,
+	};
+
+	return ib_post_send(b->src.qp, &wr.wr, NULL);
+}
+
+static int softib_blast_alloc_bufs(struct softib_blast *b)
+{
+	struct ib_device *dev = b->dst.ibdev;
+	u32 i;
+
+	b->sbuf = kzalloc(b->size, GFP_KERNEL);
+	b->rbufs = kcalloc(b->window, sizeof(*b->rbufs), GFP_KERNEL);
+	b->rmaps = kcalloc(b->window, sizeof(*b->rmaps), GFP_KERNEL);
+	if (!b->sbuf || !b->rbufs || !b->rmaps)
+		return -ENOMEM;
+	memset(b->sbuf, 0x5a, b->size);
+	for (i = 0; i < b->window; i++) {
+		b->rbufs[i] = kmalloc(SOFTIB_GRH_BYTES + b->size, GFP_KERNEL);
+		if (!b->rbufs[i])
+			return -ENOMEM;
+		b->rmaps[i] = ib_dma_map_single(dev, b->rbufs[i], SOFTIB_GRH_BYTES + b->size,
+						DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(dev, b->rmaps[i])) {
+			kfree(b->rbufs[i]);
+			b->rbufs[i] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void softib_blast_free_bufs(struct softib_blast *b)
+{
+	u32 i;
+
+	for (i = 0; b->rbufs && i < b->window; i++) {
+		if (!b->rbufs[i])
+			continue;
+		ib_dma_unmap_single(b->dst.ibdev, b->rmaps[i], SOFTIB_GRH_BYTES + b->size,
+				    DMA_FROM_DEVICE);
+		kfree(b->rbufs[i]);
+	}
+	kfree(b->rmaps);
+	kfree(b->rbufs);
+	kfree(b->sbuf);
+}
+
+/*
+ * The measured loop: keep the window full, reap send completions, count and
+ * repost receive completions. Caller owns every resource in b.
+ */
+static int softib_blast_run(struct softib_blast *b, struct softib_blast_result *res)
+{
+	struct ib_wc wcs[SOFTIB_BLAST_POLL];
+	u64 sent = 0, rcvd = 0, good = 0, bytes = 0, smap;
+	ktime_t t0, t_last, deadline, drain_end;
+	bool draining = false;
+	int n, k, err = 0;
+
+	smap = ib_dma_map_single(b->src.ibdev, b->sbuf, b->size, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(b->src.ibdev, smap))
+		return -ENOMEM;
+
+	t0 = ktime_get();
+	t_last = t0;
+	deadline = ktime_add_ms(t0, b->ms);
+	drain_end = deadline;
+	for (;;) {
+		bool progress = false;
+
+		while (!draining && sent < b->count && sent - rcvd < b->window) {
+			err = softib_blast_post_send(b, sent, smap);
+			if (err)
+				goto out;
+			sent++;
+			progress = true;
+		}
+		while ((n = ib_poll_cq(b->src.scq, ARRAY_SIZE(wcs), wcs)) > 0)
+			progress = true;
+		while ((n = ib_poll_cq(b->dst.rcq, ARRAY_SIZE(wcs), wcs)) > 0) {
+			for (k = 0; k < n; k++) {
+				if (wcs[k].status == IB_WC_SUCCESS) {
+					good++;
+					bytes += wcs[k].byte_len - SOFTIB_GRH_BYTES;
+				} else if (wcs[k].status == IB_WC_WR_FLUSH_ERR) {
+					err = -EIO;
+					goto out;
+				}
+				rcvd++;
+				err = softib_blast_post_recv(b, wcs[k].wr_id);
+				if (err)
+					goto out;
+			}
+			t_last = ktime_get();
+			progress = true;
+		}
+		if (rcvd >= sent && (draining || sent >= b->count))
+			break;
+		if (!draining && ktime_after(ktime_get(), deadline)) {
+			/* stop sending; give what is in flight a moment */
+			draining = true;
+			drain_end = ktime_add_ms(ktime_get(), SOFTIB_BLAST_DRAIN_MS);
+		}
+		if (draining && ktime_after(ktime_get(), drain_end))
+			break;
+		if (sent >= b->count && !draining) {
+			draining = true;
+			drain_end = ktime_add_ms(ktime_get(), SOFTIB_BLAST_DRAIN_MS);
+		}
+		if (signal_pending(current)) {
+			err = -EINTR;
+			goto out;
+		}
+		/* the fabric delivers from a work item: let it run */
+		if (!progress)
+			cond_resched();
+	}
+out:
+	ib_dma_unmap_single(b->src.ibdev, smap, b->size, DMA_TO_DEVICE);
+	res->packets = good;
+	res->bytes = bytes;
+	res->sent = sent;
+	res->size = b->size;
+	res->ns = max_t(s64, ktime_to_ns(ktime_sub(t_last, t0)), 1);
+	return err;
+}
+
+static int softib_blast_setup(struct softib_blast *b, const char *src, const char *dst)
+{
+	struct rdma_ah_attr ah_attr = {};
+	u32 i;
+	int err;
+
+	b->src.ibdev = ib_device_get_by_name(src, RDMA_DRIVER_UNKNOWN);
+	if (!b->src.ibdev)
+		return -ENODEV;
+	b->dst.ibdev = ib_device_get_by_name(dst, RDMA_DRIVER_UNKNOWN);
+	if (!b->dst.ibdev)
+		return -ENODEV;
+	/* only softib's own devices */
+	if (b->src.ibdev->ops.owner != THIS_MODULE || b->dst.ibdev->ops.owner != THIS_MODULE)
+		return -EINVAL;
+	if (b->size > ib_mtu_enum_to_int(READ_ONCE(to_sdev(b->src.ibdev)->mtu)) ||
+	    b->size > ib_mtu_enum_to_int(READ_ONCE(to_sdev(b->dst.ibdev)->mtu)))
+		return -EMSGSIZE;
+
+	err = softib_blast_end_create(&b->src, b->window);
+	if (err)
+		return err;
+	err = softib_blast_end_create(&b->dst, b->window);
+	if (err)
+		return err;
+
+	ah_attr.type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_port_num(&ah_attr, 1);
+	rdma_ah_set_dlid(&ah_attr, softib_dev_lid(to_sdev(b->dst.ibdev)));
+	b->ah = rdma_create_ah(b->src.pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(b->ah))
+		return PTR_ERR(b->ah);
+
+	err = softib_blast_alloc_bufs(b);
+	if (err)
+		return err;
+	for (i = 0; i < b->window; i++) {
+		err = softib_blast_post_recv(b, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Undo whatever softib_blast_setup() got to, in reverse order. */
+static void softib_blast_teardown(struct softib_blast *b)
+{
+	/* destroying the QPs first stops the fabric delivering into the buffers */
+	softib_blast_end_destroy(&b->src);
+	softib_blast_end_destroy(&b->dst);
+	if (!IS_ERR_OR_NULL(b->ah))
+		rdma_destroy_ah(b->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	softib_blast_free_bufs(b);
+	if (b->dst.ibdev)
+		ib_device_put(b->dst.ibdev);
+	if (b->src.ibdev)
+		ib_device_put(b->src.ibdev);
+}
+
+/* Parse "SRC DST SIZE COUNT" and/or key=value tokens. */
+static int softib_blast_parse(char *s, struct softib_blast *b, char *src, char *dst)
+{
+	unsigned int pos = 0;
+	char *tok, *val;
+	u64 v;
+	int err;
+
+	while ((tok = strsep(&s, " \t\n")) != NULL) {
+		if (!*tok)
+			continue;
+		val = strchr(tok, '=');
+		if (val) {
+			*val++ = '\0';
+		} else {
+			static const char * const order[] = { "src", "dst", "size", "count" };
+
+			if (pos >= ARRAY_SIZE(order))
+				return -EINVAL;
+			val = tok;
+			tok = (char *)order[pos++];
+		}
+		if (!strcmp(tok, "src") || !strcmp(tok, "dst")) {
+			if (strscpy(!strcmp(tok, "src") ? src : dst, val, IB_DEVICE_NAME_MAX) < 0)
+				return -EINVAL;
+			continue;
+		}
+		err = kstrtou64(val, 0, &v);
+		if (err)
+			return err;
+		if (!strcmp(tok, "size") && v >= 1 && v <= 4096)
+			b->size = v;
+		else if (!strcmp(tok, "count") && v >= 1)
+			b->count = v;
+		else if (!strcmp(tok, "ms") && v >= 1 && v <= SOFTIB_BLAST_MAX_MS)
+			b->ms = v;
+		else if (!strcmp(tok, "window") && v >= 1 && v <= SOFTIB_BLAST_MAX_WIN)
+			b->window = v;
+		else
+			return -EINVAL;
+	}
+	return *src && *dst ? 0 : -EINVAL;
+}
+
+static ssize_t softib_blast_write(struct file *file, const char __user *ubuf, size_t count,
+				  loff_t *ppos)
+{
+	char src[IB_DEVICE_NAME_MAX] = "", dst[IB_DEVICE_NAME_MAX] = "";
+	struct softib_blast_result res = {};
+	struct softib_blast *b;
+	char buf[160];
+	int err;
+
+	if (!count || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	b->size = 64;
+	b->count = 100000;
+	b->ms = 2000;
+	b->window = 256;
+	err = softib_blast_parse(buf, b, src, dst);
+	if (err)
+		goto out_free;
+
+	if (!mutex_trylock(&softib_blast_lock)) {
+		err = -EBUSY;
+		goto out_free;
+	}
+	err = softib_blast_setup(b, src, dst);
+	if (!err)
+		err = softib_blast_run(b, &res);
+	softib_blast_teardown(b);
+	if (!err)
+		softib_blast_last = res;
+	mutex_unlock(&softib_blast_lock);
+	if (!err)
+		pr_debug("blast %s -> %s: %llu of %llu packets of %u bytes in %llu ns\n",
+			 src, dst, res.packets, res.sent, res.size, res.ns);
+out_free:
+	kfree(b);
+	return err ? err : count;
+}
+
+static int softib_blast_show(struct seq_file *m, void *v)
+{
+	struct softib_blast_result r;
+
+	mutex_lock(&softib_blast_lock);
+	r = softib_blast_last;
+	mutex_unlock(&softib_blast_lock);
+	seq_printf(m, "packets %llu\nbytes %llu\nns %llu\n", r.packets, r.bytes, r.ns);
+	seq_printf(m, "pps %llu\nbytes_per_s %llu\n",
+		   r.ns ? div64_u64(r.packets * NSEC_PER_SEC, r.ns) : 0,
+		   r.ns ? div64_u64(r.bytes * NSEC_PER_SEC, r.ns) : 0);
+	seq_printf(m, "size %u\nsent %llu\nlost %llu\n", r.size, r.sent, r.sent - r.packets);
+	return 0;
+}
+
+static int softib_blast_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, softib_blast_show, NULL);
+}
+
+static const struct file_operations softib_blast_fops = {
+	.owner = THIS_MODULE,
+	.open = softib_blast_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = softib_blast_write,
+};
+
+/* Create the global "blast" file; removed with the softib debugfs root. */
+void softib_blast_init(struct dentry *root)
+{
+	debugfs_create_file("blast", 0600, root, NULL, &softib_blast_fops);
+}
