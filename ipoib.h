@@ -13,6 +13,10 @@
  *   5. priv->table_lock          writers of the neighbour, path and group hashes
  *   6. path->lock, mc->lock      one path's / one group's state and wait queue
  *
+ * Beside 2-6, never together with them: ipoib_debugfs_lock (ipoib_debugfs.c,
+ * every interface's debugfs dentries) is taken under rtnl_lock or alone. A
+ * child's parent/children links (ipoib_child.c) change under rtnl_lock.
+ *
  * Readers of the three hashes use RCU only; nothing on the per-packet
  * transmit path takes a device-wide lock once a neighbour entry exists.
  * Work items run on the per-device ordered workqueue priv->wq and never

@@ -112,11 +112,12 @@ static void ipoib_child_destructor(struct net_device *dev)
 
 /*
  * Initialise and register @dev as a child of @ppriv with P_Key @pkey (full
- * member bit included). On failure nothing is left to undo but the netdev
- * itself, which the caller frees.
+ * member bit included) and, if @mtu is not 0, that MTU as the user's (it
+ * is capped at the broadcast group's, as any MTU). On failure nothing is
+ * left to undo but the netdev itself, which the caller frees.
  */
 static int ipoib_child_add(struct ipoib_dev_priv *ppriv, struct net_device *dev,
-			   u16 pkey, enum ipoib_kind kind)
+			   u16 pkey, u32 mtu, enum ipoib_kind kind)
 {
 	struct ipoib_dev_priv *priv = netdev_priv(dev);
 	int ret;
@@ -127,6 +128,10 @@ static int ipoib_child_add(struct ipoib_dev_priv *ppriv, struct net_device *dev,
 	ret = ipoib_dev_init(dev, ppriv->ca, ppriv->port, pkey);
 	if (ret)
 		return ret;
+	if (mtu) {
+		dev->mtu = min(mtu, dev->max_mtu);
+		priv->admin_mtu = dev->mtu;
+	}
 	ret = register_netdevice(dev);
 	if (ret) {
 		ipoib_dev_cleanup(priv);
@@ -185,7 +190,7 @@ int ipoib_child_create(struct ipoib_dev_priv *ppriv, u16 pkey)
 		goto out_unlock;
 	}
 	dev_net_set(dev, dev_net(ppriv->dev));
-	ret = ipoib_child_add(ppriv, dev, full, IPOIB_KIND_LEGACY);
+	ret = ipoib_child_add(ppriv, dev, full, 0, IPOIB_KIND_LEGACY);
 	if (ret)
 		free_netdev(dev);
 out_unlock:
@@ -303,8 +308,9 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 			return ret;
 	}
 
+	/* rtnl_create_link() checked IFLA_MTU and put it in dev->mtu. */
 	ret = ipoib_child_add(ppriv, dev, pkey | IPOIB_PKEY_FULL,
-			      IPOIB_KIND_RTNL);
+			      tb[IFLA_MTU] ? dev->mtu : 0, IPOIB_KIND_RTNL);
 	if (ret)
 		return ret;
 	if (data && data[IFLA_IPOIB_UMCAST])

@@ -21,6 +21,8 @@
 #define IPOIB_MCAST_BACKOFF_MS		1000
 #define IPOIB_MCAST_BACKOFF_MAX_MS	16000
 #define IPOIB_SENDONLY_IDLE		(120 * HZ)
+#define IPOIB_MLID_MIN			0xc000	/* multicast LIDs */
+#define IPOIB_MLID_MAX			0xfffe	/* 0xffff is permissive */
 
 static const struct rhashtable_params ipoib_mcast_params = {
 	.key_len = sizeof(union ib_gid),
@@ -93,18 +95,22 @@ static struct ipoib_mcast *ipoib_mcast_insert(struct ipoib_dev_priv *priv,
 	return mc;
 }
 
-static void ipoib_mcast_drop_pending(struct ipoib_dev_priv *priv,
-				     struct ipoib_mcast *mc)
+/* Drop the packets waiting for the join; returns how many. */
+static unsigned int ipoib_mcast_drop_pending(struct ipoib_dev_priv *priv,
+					     struct ipoib_mcast *mc)
 {
 	struct sk_buff_head drop;
 	struct sk_buff *skb;
+	unsigned int n;
 
 	__skb_queue_head_init(&drop);
 	spin_lock_bh(&mc->lock);
 	skb_queue_splice_init(&mc->pending, &drop);
 	spin_unlock_bh(&mc->lock);
+	n = skb_queue_len(&drop);
 	while ((skb = __skb_dequeue(&drop)))
 		ipoib_count_tx_drop(priv, skb);
+	return n;
 }
 
 /* Multicast transmit. @skb starts at the encapsulation header. */
@@ -269,7 +275,8 @@ static void ipoib_mcast_join_failed(struct ipoib_dev_priv *priv,
 		return;
 	}
 	ipoib_mcast_backoff(mc);
-	ipoib_mcast_drop_pending(priv, mc);
+	atomic_long_add(ipoib_mcast_drop_pending(priv, mc),
+			&priv->counters[IPOIB_CTR_DROP_SA_FAILURE]);
 }
 
 static int ipoib_mcast_make_ah(struct ipoib_dev_priv *priv,
@@ -306,18 +313,25 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 	int ret;
 
 	if (mc == priv->bcast) {
-		u32 mtu = ib_mtu_enum_to_int(rec->mtu);
+		/* -1 for a value that is no enum ib_mtu (e.g. 0) */
+		int mtu = ib_mtu_enum_to_int(rec->mtu);
+		u16 mlid = be16_to_cpu(rec->mlid);
+		u32 qkey = be32_to_cpu(rec->qkey);
 
-		if (mtu <= IPOIB_ENCAP_LEN || !rec->mlid) {
-			net_warn_ratelimited("%s: bad broadcast group record\n",
-					     priv->dev->name);
+		if (mtu <= IPOIB_ENCAP_LEN || mlid < IPOIB_MLID_MIN ||
+		    mlid > IPOIB_MLID_MAX) {
+			net_warn_ratelimited("%s: bad broadcast group record: mtu %u mlid 0x%04x\n",
+					     priv->dev->name, rec->mtu, mlid);
 			ipoib_mcast_join_failed(priv, mc, -EINVAL);
 			return;
 		}
+		if (priv->qkey && qkey != priv->qkey)
+			net_warn_ratelimited("%s: broadcast group Q_Key changed 0x%08x -> 0x%08x\n",
+					     priv->dev->name, priv->qkey, qkey);
 		priv->bcast_rec = *rec;
 		WRITE_ONCE(priv->mcast_mtu,
-			   min(mtu, priv->max_ib_mtu) - IPOIB_ENCAP_LEN);
-		ret = ipoib_ib_set_qkey(priv, be32_to_cpu(rec->qkey));
+			   min_t(u32, mtu, priv->max_ib_mtu) - IPOIB_ENCAP_LEN);
+		ret = ipoib_ib_set_qkey(priv, qkey);
 		if (ret) {
 			netdev_warn(priv->dev, "setting the Q_Key failed: %d\n",
 				    ret);

@@ -19,7 +19,8 @@
 #define IPOIB_PATH_IDLE		(60 * HZ)
 #define IPOIB_PATH_QUERY_MS	3000
 #define IPOIB_PATH_BACKOFF_MS	3000
-#define IPOIB_PATH_BACKOFF_MAX_MS 60000
+/* at most this long without asking: a returning SA is used within ~17 s */
+#define IPOIB_PATH_BACKOFF_MAX_MS 16000
 
 static const struct rhashtable_params ipoib_path_params = {
 	.key_len = sizeof(union ib_gid),
@@ -189,6 +190,9 @@ static void ipoib_path_install(struct ipoib_path *path,
 	ah = ipoib_ah_create(priv, &attr);
 	rdma_destroy_ah_attr(&attr);
 	if (IS_ERR(ah)) {
+		/* the HCA refused: unlike an SA answer, worth telling the admin */
+		net_warn_ratelimited("%s: cannot create an address handle for %pI6: %ld\n",
+				     priv->dev->name, path->dgid.raw, PTR_ERR(ah));
 		ipoib_path_failed(path, PTR_ERR(ah), IPOIB_CTR_DROP_NO_AH);
 		return;
 	}

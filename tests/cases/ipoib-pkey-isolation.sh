@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: ours stock
+# vms: 1
+# timeout: 420
+#
+# Partitions are apart and follow the port's P_Key table at run time. Three
+# ports; sib0 and sib1 have P_Key 0x8001, sib2 has not. A child whose P_Key
+# is not in the table comes up without carrier and gets it when the P_Key is
+# added; removing the P_Key takes the carrier away again, and the frames
+# still sent to that port in the partition are dropped by the HCA
+# (drop_bad_pkey), none delivered. A broadcast (ARP) in partition 0x8001
+# never reaches an interface of the default partition on the same port.
+. /tests/lib.sh
+
+pings() { in_host "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+bad() { sib_counter "$1" drop_bad_pkey; }
+rx_of() { in_host "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
+no_carrier() { ! _t_has_carrier "$1" "$2"; }
+
+check "load the IB core" load_ib_core || exit 0
+check "load softib ndevs=3" load_softib ndevs=3 || exit 0
+echo "1 0x8001" >"$(sib sib0 pkeys)"
+echo "1 0x8001" >"$(sib sib1 pkeys)"
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib || exit 0
+check_wait "ib0..ib2 exist" 20 test -d /sys/class/net/ib2 || exit 0
+for i in 0 1 2; do
+	check "child ib$i.8001" ip link add link ib$i name ib$i.8001 type ipoib pkey 0x8001
+done
+check "host a (ib0.8001)" make_host a ib0.8001 10.41.0.1/24
+check "host b (ib1.8001)" make_host b ib1.8001 10.41.0.2/24
+check "host c (ib2.8001, P_Key not in sib2's table)" make_host c ib2.8001 10.41.0.3/24
+# ib1, the default partition on the same port as ib1.8001, in the same subnet
+check "host p1 (ib1, default partition) with 10.41.0.9" make_host p1 ib1 10.41.0.9/24
+check_wait "carrier on ib0.8001" 30 _t_has_carrier a ib0.8001
+check_wait "carrier on ib1.8001" 30 _t_has_carrier b ib1.8001
+check_wait "carrier on ib1" 30 _t_has_carrier p1 ib1
+check "ib2.8001 is up" sh -c "/usr/sbin/ip -n c link show ib2.8001 | grep -q '<.*UP'"
+check "ib2.8001 has no carrier (0x8001 not in sib2's table)" no_carrier c ib2.8001
+check_wait "partition 0x8001: ping a -> b" 30 pings a 10.41.0.2
+
+# --- broadcasts stay in their partition ---
+rx0=$(rx_of b ib1.8001)
+check_fail "ARP from partition 0x8001 does not reach ib1 (default partition)" \
+	in_host a ping -c 3 -i 0.5 -W 1 10.41.0.9
+check "ib1.8001 saw those ARP broadcasts (rx_packets $rx0 -> $(rx_of b ib1.8001))" \
+	test "$(rx_of b ib1.8001)" -gt "$rx0"
+check "a has no address for 10.41.0.9" sh -c \
+	"! /usr/sbin/ip -n a neigh show 10.41.0.9 | grep -q lladdr"
+check_fail "and the default partition cannot reach 10.41.0.2 either" \
+	in_host p1 ping -c 2 -i 0.5 -W 1 10.41.0.2
+
+# --- P_Key added at run time: ib2.8001 comes up ---
+echo "1 0x8001" >"$(sib sib2 pkeys)"
+check_wait "P_Key 0x8001 added to sib2: ib2.8001 carrier on" 30 _t_has_carrier c ib2.8001
+check_wait "ping a -> c in the partition" 30 pings a 10.41.0.3
+
+# --- P_Key removed at run time: ib1.8001 goes down, frames dropped ---
+echo "1 0" >"$(sib sib1 pkeys)"
+check_wait "P_Key 0x8001 removed from sib1: ib1.8001 carrier off" 20 no_carrier b ib1.8001
+sleep 1	# the child finishes going down before its frames are counted
+bad0=$(bad sib1)
+rx0=$(rx_of b ib1.8001)
+check_fail "no P_Key at sib1: ping a -> b fails" in_host a ping -c 3 -i 0.3 -W 1 10.41.0.2
+check "sib1 drop_bad_pkey counted them ($bad0 -> $(bad sib1))" test "$(bad sib1)" -gt "$bad0"
+check "ib1.8001 received none of them (rx_packets $rx0 -> $(rx_of b ib1.8001))" \
+	test "$(rx_of b ib1.8001)" = "$rx0"
+check "ib1 (default partition) still works: carrier" _t_has_carrier p1 ib1
+
+# --- and back ---
+echo "1 0x8001" >"$(sib sib1 pkeys)"
+check_wait "P_Key back at sib1: ib1.8001 carrier on" 30 _t_has_carrier b ib1.8001
+check_wait "P_Key back: ping a -> b recovers" 30 pings a 10.41.0.2
+echo "1 0" >"$(sib sib2 pkeys)"
+check_wait "P_Key removed from sib2: ib2.8001 carrier off" 20 no_carrier c ib2.8001
+
+check "unload everything" unload_all
+check "nothing left loaded" sh -c '! ls -d /sys/module/softib /sys/module/ib_ipoib /sys/module/ib_core 2>/dev/null'
