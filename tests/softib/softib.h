@@ -41,6 +41,8 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "softib_sma.h"
+
 struct dentry;
 struct net_device;
 
@@ -154,6 +156,9 @@ struct softib_dev {
 	atomic_t rx_starve;
 
 	struct dentry *debugfs;		/* softib/<name>/ */
+
+	/* external-SM mode: what the SM set (softib_sma.c); fab_port 0: unused */
+	struct softib_sma_port sma;
 };
 
 static inline struct softib_dev *to_sdev(struct ib_device *ibdev)
@@ -318,6 +323,12 @@ struct softib_pkt *softib_pkt_clone(const struct softib_pkt *pkt, gfp_t gfp);
 void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt);
 /* Put pkt on sdev's fabric as if sdev sent it; takes ownership; any context. */
 void softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt);
+/*
+ * external-SM fabric (softib_switch.c): hand pkt to dst's receive path, or
+ * count the ICRC failure of a corrupted one. -EAGAIN as softib_route().
+ */
+int softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt, bool corrupt,
+			  bool can_wait);
 int softib_fabric_min_mtu(void);	/* smallest port MTU in bytes */
 void softib_fabric_dev_init(struct softib_dev *sdev);
 void softib_fabric_dev_stop(struct softib_dev *sdev);	/* sleeps; drops queued packets */

@@ -16,6 +16,7 @@
 
 #include "softib.h"
 #include "softib_eth.h"
+#include "softib_fuzz.h"
 
 #define SOFTIB_INJECT_MAX	8192	/* bytes of one injected frame */
 
@@ -285,6 +286,7 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 	debugfs_create_file("pkeys", 0600, dir, sdev, &softib_pkeys_fops);
 	debugfs_create_file("counters", 0400, dir, sdev, &softib_counters_fops);
 	debugfs_create_file("inject", 0200, dir, sdev, &softib_inject_fops);
+	softib_fuzz_debugfs_add(sdev, dir);
 	debugfs_create_file_unsafe("fail_post_send", 0600, dir, &sdev->fail_post_send,
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("fail_create_ah", 0600, dir, &sdev->fail_create_ah,

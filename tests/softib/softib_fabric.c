@@ -166,6 +166,11 @@ static int __softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt, bo
 	local_bh_disable();
 	rcu_read_lock();
 
+	/* external_sm: QP0 works from INIT on (softib_sma.c) */
+	if (pkt->dqpn == 0 && sdev->sma.fab_port) {
+		softib_sma_rx_smp(sdev, pkt);
+		goto out;
+	}
 	if (!softib_dev_active(sdev)) {
 		softib_count(sdev, SOFTIB_CNT_DROP_LINK_DOWN);
 		goto out;
@@ -197,7 +202,8 @@ static int __softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt, bo
 		goto out;
 	}
 	/* the fabric-resident SA answers SubnAdm requests sent to the SM */
-	if (pkt->dqpn == 1 && pkt->dlid == softib_sm_lid() && softib_sa_handle(sdev, pkt))
+	if (pkt->dqpn == 1 && pkt->dlid == softib_sm_lid() && !softib_sma_enabled() &&
+	    softib_sa_handle(sdev, pkt))
 		goto out;
 
 	qp = xa_load(&sdev->qps, pkt->dqpn);
@@ -225,6 +231,16 @@ static void softib_rx_corrupt(struct softib_dev *dst, const struct softib_pkt *p
 		softib_count(dst, SOFTIB_CNT_DROP_ICRC);
 }
 
+int softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt, bool corrupt,
+			  bool can_wait)
+{
+	if (corrupt) {
+		softib_rx_corrupt(dst, pkt);
+		return 0;
+	}
+	return __softib_rx(dst, pkt, can_wait);
+}
+
 /*
  * Route one packet sent by sdev and free it. Caller holds rcu_read_lock.
  * With can_wait, returns -EAGAIN (pkt kept) if an in-kernel unicast target
@@ -237,6 +253,12 @@ static int softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool co
 	struct softib_dev *dst;
 	bool found = false;
 
+	/* external_sm: the SM-managed fabric (softib_switch.c) */
+	if (sdev->sma.fab_port) {
+		if (softib_sma_route(sdev, pkt, corrupt, can_wait) == -EAGAIN)
+			return -EAGAIN;
+		goto out_free;
+	}
 	if (!softib_dev_active(sdev)) {
 		softib_count(sdev, SOFTIB_CNT_DROP_LINK_DOWN);
 		goto out_free;

@@ -102,6 +102,7 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 	sdev->ibdev.dev.parent = softib_root;
 	strscpy(sdev->ibdev.node_desc, "softib", sizeof(sdev->ibdev.node_desc));
 	ib_set_device_ops(&sdev->ibdev, &softib_dev_ops);
+	softib_sma_dev_init(sdev, lid);	/* external_sm: unconfigured port + SMA */
 
 	if (ndev) {
 		err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
@@ -203,6 +204,10 @@ static int __init softib_init(void)
 	if (err)
 		goto err_debugfs;
 
+	err = softib_sma_init(ndevs);
+	if (err)
+		goto err_sa;
+
 	for (i = 0; i < ndevs; i++) {
 		snprintf(name, sizeof(name), "sib%u", i);
 		sdev = softib_dev_create(name, NULL, i + 1);
@@ -221,6 +226,8 @@ static int __init softib_init(void)
 
 err_devs:
 	softib_destroy_all();
+	softib_sma_exit();
+err_sa:
 	softib_sa_exit();
 err_debugfs:
 	softib_debugfs_exit();
@@ -232,6 +239,7 @@ static void __exit softib_exit(void)
 {
 	softib_eth_exit();
 	softib_destroy_all();
+	softib_sma_exit();
 	softib_sa_exit();
 	softib_debugfs_exit();
 	root_device_unregister(softib_root);

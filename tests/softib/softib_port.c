@@ -63,6 +63,9 @@ void softib_dev_port_event(struct softib_dev *sdev, bool up)
 	enum softib_port_state new = up ? SOFTIB_PORT_ACTIVE : SOFTIB_PORT_DOWN;
 	bool changed;
 
+	if (softib_sma_link_event(sdev, up))	/* external_sm: the SM brings it up */
+		return;
+
 	mutex_lock(&sdev->cfg_lock);
 	changed = READ_ONCE(sdev->state) != new;
 	WRITE_ONCE(sdev->state, new);
@@ -102,8 +105,12 @@ int softib_dev_set_pkey(struct softib_dev *sdev, unsigned int idx, u16 pkey)
 {
 	if (idx >= SOFTIB_PKEY_TBL_LEN)
 		return -EINVAL;
-	/* Index 0 holds the default partition: ib_mad and ib_sa rely on it. */
-	if (idx == 0 && pkey != 0xffff)
+	/*
+	 * Index 0 is the partition of the management QPs (ib_mad, ib_sa) and
+	 * of the IPoIB parent: it may change, as an SM may reprogram it, but
+	 * never to an invalid P_Key (0x0000/0x8000) or an empty entry.
+	 */
+	if (idx == 0 && !(pkey & 0x7fff))
 		return -EINVAL;
 
 	mutex_lock(&sdev->cfg_lock);

@@ -73,6 +73,7 @@ static int softib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_a
 	attr->active_width = IB_WIDTH_4X;
 	attr->active_speed = IB_SPEED_QDR;
 	attr->subnet_prefix = SOFTIB_SUBNET_PREFIX;
+	softib_sma_query_port(sdev, attr);	/* external_sm: what the SM set */
 	return 0;
 }
 
@@ -188,7 +189,8 @@ static int softib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
 		if (rdma_ah_read_grh(attr)->sgid_index >= SOFTIB_GID_TBL_LEN)
 			return -EINVAL;
-	} else if (!dlid) {
+	} else if (!dlid && !softib_sma_enabled()) {
+		/* external_sm: ib_mad answers an SMP from an unconfigured port (LID 0) */
 		return -EINVAL;
 	}
 
