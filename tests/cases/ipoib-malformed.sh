@@ -13,62 +13,7 @@
 
 DEV=sib1	# LID 2; sib0 (LID 1) is the SM
 LID=2
-_crc32() {
-	local crc=4294967295 b
-	for b in $1; do
-		crc=$((crc ^ 0x$b))
-		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-		crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-	done
-	crc=$((crc ^ 4294967295))
-	printf '%02x %02x %02x %02x' $((crc & 255)) $(((crc >> 8) & 255)) \
-		$(((crc >> 16) & 255)) $(((crc >> 24) & 255))
-}
-
-nbytes() { set -- $1; echo $#; }
-h8() { printf '%02x' $(($1 & 255)); }
-h16() { printf '%02x %02x' $((($1 >> 8) & 255)) $(($1 & 255)); }
-h24() { printf '%02x %02x %02x' $((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)); }
-h32() { printf '%s %s' "$(h16 $((($1 >> 16) & 65535)))" "$(h16 $(($1 & 65535)))"; }
-zeros() { [ "$1" -gt 0 ] && printf '00 %.0s' $(seq "$1"); }
-
-# lrh_body B0 B1 DLID SLID REST [PKTLEN_WORDS]: LRH + REST (no ICRC)
-lrh_body() {
-	local n words
-	n=$((8 + $(nbytes "$5") + 4))
-	words=${6:-$((n / 4))}
-	echo "$(h8 "$1") $(h8 "$2") $(h16 "$3") $(h16 "$words") $(h16 "$4") $5"
-}
-
-# wire B0 B1 DLID SLID REST [PKTLEN_WORDS]: a packet with a correct ICRC
-wire() {
-	local body
-	body=$(lrh_body "$@")
-	echo "$body $(_crc32 "$body")"
-}
-
-# bth OPCODE BYTE1 PKEY DQPN
-bth() { echo "$(h8 "$1") $(h8 "$2") $(h16 "$3") 00 $(h24 "$4") 00 00 00 00"; }
-# deth QKEY SQPN
-deth() { echo "$(h32 "$1") 00 $(h24 "$2")"; }
-# grh VERSION_BYTE NEXT_HDR PAYLEN: sgid = sib0's GID, dgid = the IPv4 broadcast MGID
-grh() {
-	echo "$(h8 "$1") 00 00 00 $(h16 "$3") $(h8 "$2") 01" \
-		"fe 80 00 00 00 00 00 00 00 02 c9 03 00 a0 00 01" \
-		"ff 12 40 1b ff ff 00 00 00 00 00 00 ff ff ff ff"
-}
-
-# inject HEX: one write() of HEX to the inject knob (printf would split it)
-inject() {
-	printf '%s\n' "$1" >/tmp/inject.hex
-	dd if=/tmp/inject.hex of="$(sib "$DEV" inject)" bs=64k 2>/dev/null
-}
+. /tests/cases/wire.inc
 
 
 stat() { in_host b cat "/sys/class/net/ib1/statistics/$1"; }

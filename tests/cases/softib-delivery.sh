@@ -17,24 +17,7 @@ DEV=sib1
 LID=2
 
 # --- wire helpers: LRH [GRH] BTH DETH payload ICRC, as hex bytes ---
-_crc32() {	# _crc32 "HEX BYTES": CRC-32 (zlib), 4 hex bytes, little-endian
-	local crc=4294967295 b i
-	for b in $1; do
-		crc=$((crc ^ 0x$b))
-		for i in 1 2 3 4 5 6 7 8; do
-			crc=$(((crc >> 1) ^ (3988292384 & -(crc & 1))))
-		done
-	done
-	crc=$((crc ^ 4294967295))
-	printf '%02x %02x %02x %02x' $((crc & 255)) $(((crc >> 8) & 255)) \
-		$(((crc >> 16) & 255)) $(((crc >> 24) & 255))
-}
-nbytes() { set -- $1; echo $#; }
-h8() { printf '%02x' $(($1 & 255)); }
-h16() { printf '%02x %02x' $((($1 >> 8) & 255)) $(($1 & 255)); }
-h24() { printf '%02x %02x %02x' $((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)); }
-h32() { printf '%s %s' "$(h16 $((($1 >> 16) & 65535)))" "$(h16 $(($1 & 65535)))"; }
-zeros() { [ "$1" -gt 0 ] && printf '00 %.0s' $(seq "$1"); }
+. /tests/cases/wire.inc
 
 # pkt LNH DLID PKEY DQPN QKEY [GRH]: a UD SEND from LID 1 QP 0x48 with a
 # 32-byte IPoIB payload (type IPv4, then zeros the IP layer drops)
