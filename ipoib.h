@@ -27,6 +27,7 @@
 #define IPOIB_H
 
 #include <linux/netdevice.h>
+#include <linux/ratelimit.h>
 #include <linux/if_infiniband.h>
 #include <linux/rhashtable.h>
 #include <linux/skbuff.h>
@@ -328,6 +329,26 @@ struct ipoib_dev_priv {
 };
 
 extern struct ib_sa_client ipoib_sa_client;
+
+/*
+ * Rate-limited messages about one interface. Each call site has its own
+ * limit: net_ratelimit() is one budget for the whole network stack, so a
+ * burst of one message (say post-send failures) would silence every other
+ * one, including the single line an administrator needs to see.
+ */
+#define ipoib_printk_ratelimited(level, priv, fmt, ...)			\
+do {									\
+	static DEFINE_RATELIMIT_STATE(_ipoib_rs,			\
+				      DEFAULT_RATELIMIT_INTERVAL,	\
+				      DEFAULT_RATELIMIT_BURST);		\
+									\
+	if (__ratelimit(&_ipoib_rs))					\
+		netdev_##level((priv)->dev, fmt, ##__VA_ARGS__);	\
+} while (0)
+#define ipoib_err_ratelimited(priv, fmt, ...) \
+	ipoib_printk_ratelimited(err, priv, fmt, ##__VA_ARGS__)
+#define ipoib_warn_ratelimited(priv, fmt, ...) \
+	ipoib_printk_ratelimited(warn, priv, fmt, ##__VA_ARGS__)
 
 /* Record "used now" without dirtying the cache line more than once a tick. */
 static inline void ipoib_touch(unsigned long *stamp)

@@ -37,10 +37,9 @@ static void ipoib_cq_error(struct ib_event *event, void *ctx)
 {
 	struct ipoib_dev_priv *priv = ctx;
 
-	net_err_ratelimited("%s: %s CQ error (event %d): traffic stops until the device is reattached\n",
-			    priv->dev->name,
-			    event->element.cq == priv->recv_cq ? "receive" : "send",
-			    event->event);
+	ipoib_err_ratelimited(priv, "%s CQ error (event %d): traffic stops until the device is reattached\n",
+			      event->element.cq == priv->recv_cq ? "receive" : "send",
+			      event->event);
 }
 
 static struct sk_buff *ipoib_rx_alloc(struct ipoib_dev_priv *priv, gfp_t gfp,
@@ -157,8 +156,7 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 
 	atomic_dec(&priv->rx_posted);
 	if (unlikely(i >= IPOIB_RX_RING_SIZE || !priv->rx_ring[i].skb)) {
-		net_err_ratelimited("%s: bogus receive completion %llx\n",
-				    priv->dev->name, wc->wr_id);
+		ipoib_err_ratelimited(priv, "bogus receive completion %llx\n", wc->wr_id);
 		return;
 	}
 	buf = &priv->rx_ring[i];
@@ -220,8 +218,7 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 
 repost:
 	if (unlikely(ipoib_rx_post(priv, i))) {
-		net_warn_ratelimited("%s: receive post failed\n",
-				     priv->dev->name);
+		ipoib_warn_ratelimited(priv, "receive post failed\n");
 		ipoib_rx_free_buf(priv, i);
 	}
 }
@@ -265,8 +262,7 @@ static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	struct ipoib_tx_buf *buf = &priv->tx_ring[i];
 
 	if (unlikely(!buf->skb)) {
-		net_err_ratelimited("%s: bogus send completion %llx\n",
-				    priv->dev->name, wc->wr_id);
+		ipoib_err_ratelimited(priv, "bogus send completion %llx\n", wc->wr_id);
 		return;
 	}
 	ib_dma_unmap_single(priv->ca, buf->mapping, buf->skb->len,
@@ -384,8 +380,7 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	skb_dst_drop(skb);
 	ret = ib_post_send(priv->qp, &wr.wr, NULL);
 	if (unlikely(ret)) {
-		net_warn_ratelimited("%s: post send failed: %d\n",
-				     priv->dev->name, ret);
+		ipoib_warn_ratelimited(priv, "post send failed: %d\n", ret);
 		ib_dma_unmap_single(priv->ca, buf->mapping, skb->len,
 				    DMA_TO_DEVICE);
 		buf->skb = NULL;

@@ -265,8 +265,8 @@ static void ipoib_mcast_join_failed(struct ipoib_dev_priv *priv,
 				    struct ipoib_mcast *mc, int status)
 {
 	if (status != -ENETRESET)
-		net_warn_ratelimited("%s: joining group %pI6 failed: %d\n",
-				     priv->dev->name, mc->mgid.raw, status);
+		ipoib_warn_ratelimited(priv, "joining group %pI6 failed: %d\n",
+				       mc->mgid.raw, status);
 	ipoib_mcast_leave(priv, mc);
 	if (status == -ENETRESET) {
 		/* The SA forgot us (port error, reregister): join again now. */
@@ -320,14 +320,14 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 
 		if (mtu <= IPOIB_ENCAP_LEN || mlid < IPOIB_MLID_MIN ||
 		    mlid > IPOIB_MLID_MAX) {
-			net_warn_ratelimited("%s: bad broadcast group record: mtu %u mlid 0x%04x\n",
-					     priv->dev->name, rec->mtu, mlid);
+			ipoib_warn_ratelimited(priv, "bad broadcast group record: mtu %u mlid 0x%04x\n",
+					       rec->mtu, mlid);
 			ipoib_mcast_join_failed(priv, mc, -EINVAL);
 			return;
 		}
 		if (priv->qkey && qkey != priv->qkey)
-			net_warn_ratelimited("%s: broadcast group Q_Key changed 0x%08x -> 0x%08x\n",
-					     priv->dev->name, priv->qkey, qkey);
+			ipoib_warn_ratelimited(priv, "broadcast group Q_Key changed 0x%08x -> 0x%08x\n",
+					       priv->qkey, qkey);
 		priv->bcast_rec = *rec;
 		WRITE_ONCE(priv->mcast_mtu,
 			   min_t(u32, mtu, priv->max_ib_mtu) - IPOIB_ENCAP_LEN);
@@ -344,9 +344,8 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 		ret = ib_attach_mcast(priv->qp, &rec->mgid,
 				      be16_to_cpu(rec->mlid));
 		if (ret) {
-			net_warn_ratelimited("%s: cannot attach the QP to group %pI6: %d\n",
-					     priv->dev->name, rec->mgid.raw,
-					     ret);
+			ipoib_warn_ratelimited(priv, "cannot attach the QP to group %pI6: %d\n",
+					       rec->mgid.raw, ret);
 			ipoib_mcast_join_failed(priv, mc, ret);
 			return;
 		}
