@@ -166,9 +166,16 @@ static void softib_destroy_all(void)
 
 	for (;;) {
 		mutex_lock(&softib_devs_lock);
-		sdev = list_first_entry_or_null(&softib_devs, struct softib_dev, list);
-		if (sdev)
+		/*
+		 * Newest first: the first device holds the SM's LID, and
+		 * the others' leaves and path queries on their way out are
+		 * answered instead of timing out (3 s per group in ib_core).
+		 */
+		sdev = NULL;
+		if (!list_empty(&softib_devs)) {
+			sdev = list_last_entry(&softib_devs, struct softib_dev, list);
 			get_device(&sdev->ibdev.dev);
+		}
 		mutex_unlock(&softib_devs_lock);
 		if (!sdev)
 			break;
