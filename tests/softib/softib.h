@@ -226,6 +226,7 @@ struct softib_qp {
 	u32 rq_size;
 	u32 rq_head, rq_tail;		/* consume at head, post at tail */
 	u32 rq_count;			/* posted, not yet consumed */
+	u32 rx_busy;			/* taken by softib_qp_rx, not completed */
 	atomic_t n_mcast;		/* attachments of this QP */
 };
 

@@ -193,6 +193,15 @@ int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 out_unlock:
 	spin_unlock_irqrestore(&qp->lock, flags);
 
+	/*
+	 * A packet being written into a WQE taken before the reset completes
+	 * first: after RESET the ULP owns, and may free, every buffer it
+	 * posted, and no completion may follow.
+	 */
+	if (!err && new == IB_QPS_RESET)
+		while (READ_ONCE(qp->rx_busy))
+			cpu_relax();
+
 	if (!err && new == IB_QPS_ERR && cur != IB_QPS_ERR)
 		softib_qp_flush_rq(qp);
 	return err;
@@ -549,6 +558,7 @@ int softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct sof
 	wqe = qp->rq[qp->rq_head];
 	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
 	qp->rq_count--;
+	qp->rx_busy++;		/* a move to RESET waits for this WQE */
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	for (i = 0; i < wqe.num_sge; i++)
@@ -583,5 +593,9 @@ int softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct sof
 		softib_count_add(sdev, SOFTIB_CNT_RX_BYTES, pkt->len);
 	}
 	softib_cq_push(to_scq(qp->ibqp.recv_cq), &wc, false);
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->rx_busy--;
+	spin_unlock_irqrestore(&qp->lock, flags);
 	return 0;
 }
