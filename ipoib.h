@@ -61,6 +61,7 @@ enum ipoib_resync_reason {
 	IPOIB_RESYNC_SM,	/* a different SM took over */
 	IPOIB_RESYNC_REREG,	/* the SM asks clients to re-register */
 	IPOIB_RESYNC_TX_TIMEOUT,/* the send queue stalled */
+	IPOIB_RESYNC_CQ_ERROR,	/* a CQ overflowed: new CQs and QP */
 	IPOIB_RESYNC_NR,
 };
 
@@ -71,6 +72,8 @@ enum ipoib_flag {
 	IPOIB_FLAG_PORT_ACTIVE,	/* last port query said ACTIVE */
 	IPOIB_FLAG_BCAST_READY,	/* broadcast group joined, Q_Key known */
 	IPOIB_FLAG_MC_DIRTY,	/* netdev multicast list changed */
+	IPOIB_FLAG_CQ_ERROR,	/* a CQ is in error: flushes will not come */
+	IPOIB_FLAG_ADDR_CHANGED,/* new QPN: carrier work publishes dev_addr */
 };
 
 /* How an interface came to be (ipoib_child.c). */
@@ -368,6 +371,8 @@ void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb);
 int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 		   u16 pkey);
 void ipoib_dev_cleanup(struct ipoib_dev_priv *priv);
+void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr);
+void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier);
 
 /* ipoib_netdev.c */
 extern const struct header_ops ipoib_header_ops;
@@ -392,6 +397,7 @@ void ipoib_ib_cleanup(struct ipoib_dev_priv *priv);
 int ipoib_ib_start(struct ipoib_dev_priv *priv);
 void ipoib_ib_stop(struct ipoib_dev_priv *priv);
 int ipoib_ib_set_qkey(struct ipoib_dev_priv *priv, u32 qkey);
+int ipoib_ib_recreate(struct ipoib_dev_priv *priv);
 void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		struct ipoib_ah *ah, u32 qpn);
 void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb);

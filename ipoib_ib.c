@@ -30,16 +30,19 @@ static void ipoib_tx_cq_event(struct ib_cq *cq, void *ctx)
 }
 
 /*
- * A CQ in error (overflow) completes nothing more: the interface is deaf or
- * mute until its IB resources are recreated (module reload). Say so once.
+ * A CQ in error (overflow) completes nothing more, and a QP stays bound to
+ * its CQs for life: the resync work makes both anew (ipoib_ib_recreate).
+ * Any context: softib and HCAs call this from their completion paths.
  */
 static void ipoib_cq_error(struct ib_event *event, void *ctx)
 {
 	struct ipoib_dev_priv *priv = ctx;
 
-	ipoib_err_ratelimited(priv, "%s CQ error (event %d): traffic stops until the device is reattached\n",
+	ipoib_err_ratelimited(priv, "%s CQ error (event %d): recreating the UD QP and its CQs\n",
 			      event->element.cq == priv->recv_cq ? "receive" : "send",
 			      event->event);
+	set_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags);
+	ipoib_queue_resync(priv, IPOIB_RESYNC_CQ_ERROR);
 }
 
 static struct sk_buff *ipoib_rx_alloc(struct ipoib_dev_priv *priv, gfp_t gfp,
@@ -453,6 +456,8 @@ int ipoib_ib_start(struct ipoib_dev_priv *priv)
 	lockdep_assert_held(&priv->op_mutex);
 	if (test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
 		return 0;
+	if (!priv->qp)
+		return -ENODEV;	/* a failed ipoib_ib_recreate() */
 
 	ret = ib_find_pkey(priv->ca, priv->port, priv->pkey, &priv->pkey_index);
 	if (ret) {
@@ -532,8 +537,9 @@ void ipoib_ib_stop(struct ipoib_dev_priv *priv)
 	if (ib_modify_qp(priv->qp, &attr, IB_QP_STATE))
 		netdev_warn(priv->dev, "QP to error state failed\n");
 
+	/* A CQ in error delivers no flush: reset at once, then free all. */
 	timeout = jiffies + 5 * HZ;
-	for (;;) {
+	while (!test_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags)) {
 		ipoib_drain_cqs(priv);
 		if (!atomic_read(&priv->rx_posted) && !ipoib_tx_inflight(priv))
 			break;
@@ -566,11 +572,99 @@ void ipoib_ib_stop(struct ipoib_dev_priv *priv)
 	}
 }
 
-/* Create PD, CQs and the UD QP. The QP stays in RESET until ipoib_ib_start. */
-int ipoib_ib_init(struct ipoib_dev_priv *priv)
+/* The two CQs and the UD QP, left in RESET. */
+static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 {
 	struct ib_cq_init_attr cq_attr = {};
 	struct ib_qp_init_attr qp_attr = {};
+	struct ib_cq *recv_cq, *send_cq;
+	struct ib_qp *qp;
+	int ret;
+
+	cq_attr.cqe = IPOIB_RX_RING_SIZE + 1;
+	cq_attr.comp_vector = 0;
+	recv_cq = ib_create_cq(priv->ca, ipoib_rx_cq_event, ipoib_cq_error, priv,
+			       &cq_attr);
+	if (IS_ERR(recv_cq))
+		return PTR_ERR(recv_cq);
+
+	cq_attr.cqe = IPOIB_TX_RING_SIZE + 1;
+	send_cq = ib_create_cq(priv->ca, ipoib_tx_cq_event, ipoib_cq_error, priv,
+			       &cq_attr);
+	if (IS_ERR(send_cq)) {
+		ret = PTR_ERR(send_cq);
+		goto err_destroy_recv_cq;
+	}
+
+	qp_attr.send_cq = send_cq;
+	qp_attr.recv_cq = recv_cq;
+	qp_attr.cap.max_send_wr = IPOIB_TX_RING_SIZE;
+	qp_attr.cap.max_recv_wr = IPOIB_RX_RING_SIZE;
+	qp_attr.cap.max_send_sge = 1;
+	qp_attr.cap.max_recv_sge = 1;
+	qp_attr.sq_sig_type = IB_SIGNAL_ALL_WR;
+	qp_attr.qp_type = IB_QPT_UD;
+	qp = ib_create_qp(priv->pd, &qp_attr);
+	if (IS_ERR(qp)) {
+		ret = PTR_ERR(qp);
+		goto err_destroy_send_cq;
+	}
+
+	priv->recv_cq = recv_cq;
+	priv->send_cq = send_cq;
+	priv->qp = qp;
+	return 0;
+
+err_destroy_send_cq:
+	ib_destroy_cq(send_cq);
+err_destroy_recv_cq:
+	ib_destroy_cq(recv_cq);
+	return ret;
+}
+
+static void ipoib_ib_destroy_qp(struct ipoib_dev_priv *priv)
+{
+	if (!priv->qp)
+		return;
+	ib_destroy_qp(priv->qp);
+	ib_destroy_cq(priv->send_cq);
+	ib_destroy_cq(priv->recv_cq);
+	priv->qp = NULL;
+	priv->send_cq = NULL;
+	priv->recv_cq = NULL;
+}
+
+/*
+ * Replace the QP and both CQs after a CQ error. The caller has stopped the
+ * interface (ipoib_ib_stop) and detached the QP from every group. The new
+ * QP has a new QPN, which is part of our hardware address: the carrier
+ * work, which can take rtnl, publishes it and tells the peers (gratuitous
+ * ARP, unsolicited NA).
+ */
+int ipoib_ib_recreate(struct ipoib_dev_priv *priv)
+{
+	u32 old_qpn = priv->qp ? priv->qp->qp_num : 0;
+	int ret;
+
+	lockdep_assert_held(&priv->op_mutex);
+	if (WARN_ON_ONCE(test_bit(IPOIB_FLAG_RUNNING, &priv->flags)))
+		return -EBUSY;
+	ipoib_ib_destroy_qp(priv);
+	clear_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags);
+	ret = ipoib_ib_create_qp(priv);
+	if (ret) {
+		netdev_err(priv->dev, "cannot recreate the UD QP: %d\n", ret);
+		return ret;
+	}
+	netdev_info(priv->dev, "UD QP recreated: qpn 0x%06x -> 0x%06x\n",
+		    old_qpn, priv->qp->qp_num);
+	set_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags);
+	return 0;
+}
+
+/* Create PD, CQs and the UD QP. The QP stays in RESET until ipoib_ib_start. */
+int ipoib_ib_init(struct ipoib_dev_priv *priv)
+{
 	int ret;
 
 	priv->rx_ring = kcalloc(IPOIB_RX_RING_SIZE, sizeof(*priv->rx_ring),
@@ -590,45 +684,14 @@ int ipoib_ib_init(struct ipoib_dev_priv *priv)
 		goto err_free_tx_ring;
 	}
 
-	cq_attr.cqe = IPOIB_RX_RING_SIZE + 1;
-	cq_attr.comp_vector = 0;
-	priv->recv_cq = ib_create_cq(priv->ca, ipoib_rx_cq_event, ipoib_cq_error, priv,
-				     &cq_attr);
-	if (IS_ERR(priv->recv_cq)) {
-		ret = PTR_ERR(priv->recv_cq);
+	ret = ipoib_ib_create_qp(priv);
+	if (ret)
 		goto err_dealloc_pd;
-	}
-
-	cq_attr.cqe = IPOIB_TX_RING_SIZE + 1;
-	priv->send_cq = ib_create_cq(priv->ca, ipoib_tx_cq_event, ipoib_cq_error, priv,
-				     &cq_attr);
-	if (IS_ERR(priv->send_cq)) {
-		ret = PTR_ERR(priv->send_cq);
-		goto err_destroy_recv_cq;
-	}
-
-	qp_attr.send_cq = priv->send_cq;
-	qp_attr.recv_cq = priv->recv_cq;
-	qp_attr.cap.max_send_wr = IPOIB_TX_RING_SIZE;
-	qp_attr.cap.max_recv_wr = IPOIB_RX_RING_SIZE;
-	qp_attr.cap.max_send_sge = 1;
-	qp_attr.cap.max_recv_sge = 1;
-	qp_attr.sq_sig_type = IB_SIGNAL_ALL_WR;
-	qp_attr.qp_type = IB_QPT_UD;
-	priv->qp = ib_create_qp(priv->pd, &qp_attr);
-	if (IS_ERR(priv->qp)) {
-		ret = PTR_ERR(priv->qp);
-		goto err_destroy_send_cq;
-	}
 
 	netif_napi_add(priv->dev, &priv->rx_napi, ipoib_rx_poll);
 	netif_napi_add_tx(priv->dev, &priv->tx_napi, ipoib_tx_poll);
 	return 0;
 
-err_destroy_send_cq:
-	ib_destroy_cq(priv->send_cq);
-err_destroy_recv_cq:
-	ib_destroy_cq(priv->recv_cq);
 err_dealloc_pd:
 	ib_dealloc_pd(priv->pd);
 err_free_tx_ring:
@@ -642,9 +705,7 @@ void ipoib_ib_cleanup(struct ipoib_dev_priv *priv)
 {
 	netif_napi_del(&priv->tx_napi);
 	netif_napi_del(&priv->rx_napi);
-	ib_destroy_qp(priv->qp);
-	ib_destroy_cq(priv->send_cq);
-	ib_destroy_cq(priv->recv_cq);
+	ipoib_ib_destroy_qp(priv);
 	ib_dealloc_pd(priv->pd);
 	kfree(priv->tx_ring);
 	kfree(priv->rx_ring);

@@ -117,6 +117,25 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 		ipoib_mcast_start(priv);
 }
 
+/*
+ * A CQ overflowed: stop, detach from every group, make a new QP and CQs,
+ * start again and rejoin. Neighbours and paths stay: address handles
+ * belong to the PD, which is kept.
+ */
+static void ipoib_cq_recover(struct ipoib_dev_priv *priv)
+{
+	bool up = test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
+
+	lockdep_assert_held(&priv->op_mutex);
+	if (up) {
+		cancel_delayed_work_sync(&priv->mcast_work);
+		ipoib_mcast_stop(priv);
+		ipoib_ib_stop(priv);
+	}
+	if (!ipoib_ib_recreate(priv) && up && !ipoib_ib_start(priv))
+		ipoib_mcast_start(priv);
+}
+
 static void ipoib_resync_task(struct work_struct *work)
 {
 	struct ipoib_dev_priv *priv = container_of(work, struct ipoib_dev_priv,
@@ -128,6 +147,11 @@ static void ipoib_resync_task(struct work_struct *work)
 	mutex_lock(&priv->op_mutex);
 	if (ipoib_query_port(priv))
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
+
+	if (reasons & BIT(IPOIB_RESYNC_CQ_ERROR)) {
+		ipoib_cq_recover(priv);
+		restart = false;
+	}
 
 	if (reasons & BIT(IPOIB_RESYNC_PKEY) && ipoib_pkey_check(priv, &pkey)) {
 		ipoib_pkey_changed(priv, pkey);
@@ -158,6 +182,43 @@ out:
 	mutex_unlock(&priv->op_mutex);
 }
 
+/* Our hardware address: flags, QPN, port GID (RFC 4391 section 9.1.1). */
+void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr)
+{
+	u32 qpn = priv->qp ? priv->qp->qp_num : 0;
+
+	addr[0] = 0;	/* no connected mode: RC/UC flags clear */
+	addr[1] = qpn >> 16;
+	addr[2] = qpn >> 8;
+	addr[3] = qpn;
+	memcpy(addr + 4, priv->local_gid.raw, sizeof(union ib_gid));
+}
+
+/*
+ * After ipoib_ib_recreate(): put the new QPN in dev_addr and tell the
+ * stack, then, once the interface has its carrier again, the peers
+ * (gratuitous ARP and unsolicited NA replace our old address in their
+ * neighbour tables). Called with rtnl held by the carrier work.
+ */
+void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier)
+{
+	struct net_device *dev = priv->dev;
+	u8 addr[INFINIBAND_ALEN];
+
+	ASSERT_RTNL();
+	if (!test_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags))
+		return;
+	mutex_lock(&priv->op_mutex);
+	ipoib_build_hw_addr(priv, addr);
+	mutex_unlock(&priv->op_mutex);
+	if (memcmp(dev->dev_addr, addr, INFINIBAND_ALEN)) {
+		dev_addr_set(dev, addr);
+		call_netdevice_notifiers(NETDEV_CHANGEADDR, dev);
+	}
+	if (carrier && test_and_clear_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags))
+		__netdev_notify_peers(dev);
+}
+
 void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb)
 {
 	skb->dev = priv->dev;
@@ -173,6 +234,9 @@ static int ipoib_open(struct net_device *dev)
 	set_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
 	if (ipoib_query_port(priv))
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
+	/* a CQ error while down: its resync was cancelled by ndo_stop */
+	if (test_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags))
+		ipoib_ib_recreate(priv);
 	ret = ipoib_ib_start(priv);
 	if (ret == -ENOENT) {
 		/* P_Key not in the port's table: up, no carrier, see resync. */
@@ -317,11 +381,7 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 	if (ret)
 		goto err_mcast_cleanup;
 
-	addr[0] = 0;	/* no connected mode: RC/UC flags clear */
-	addr[1] = priv->qp->qp_num >> 16;
-	addr[2] = priv->qp->qp_num >> 8;
-	addr[3] = priv->qp->qp_num;
-	memcpy(addr + 4, priv->local_gid.raw, sizeof(union ib_gid));
+	ipoib_build_hw_addr(priv, addr);
 	dev_addr_set(dev, addr);
 	ipoib_build_bcast_addr(priv, dev->broadcast);
 	SET_NETDEV_DEV(dev, ca->dev.parent);

@@ -655,6 +655,7 @@ void ipoib_carrier_task(struct work_struct *work)
 	} else {
 		netif_carrier_off(dev);
 	}
+	ipoib_publish_addr(priv, up);
 	rtnl_unlock();
 }
 
