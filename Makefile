@@ -4,11 +4,11 @@
 #
 #   make                 build ib_ipoib.ko and tests/softib/softib.ko into build/<kver>/
 #   make demo            boot the simulated fabric and show IPoIB at work
-#   make check           deps + build + lint + runner self-test + VM suite
+#   make check           deps + build + lint + runner self-test + VM suite + debug tier
 #   make check CASES=softib-*   ... with a subset of tests/cases/
 #   make test CASES=...  build + VM suite only (quick developer loop)
-#   make check-debug     the same suite on the debug kernel (KASAN, lockdep, kmemleak)
-#   make check-resil     the fault matrix in tests/resil/ (KERNEL=debug for the debug kernel)
+#   make check-debug     the whole suite on the debug kernel (KASAN, lockdep, kmemleak)
+#   make debug-kernel    build the debug kernel into build/ when ../shared has none (~1 h)
 #   make lint            W=1, sparse, checkpatch --strict over every .c/.h
 #   make install         install ib_ipoib.ko into /lib/modules/<kver>/updates + depmod
 #   make bench           ours vs stock ib_ipoib vs the fabric ceiling (build/bench/)
@@ -23,7 +23,7 @@ KERNEL ?= stock
 export KERNEL KVER KDIR CASES CASES_DIR
 
 # (The kernel build system reads ./Kbuild, never this file.)
-.PHONY: all modules deps lint selftest test vmtest check check-debug check-resil install demo bench shell clean help
+.PHONY: all modules deps lint selftest test vmtest check check-debug debug-kernel install demo bench shell clean help
 
 all modules:
 	@bash tests/vm/build.sh
@@ -46,9 +46,8 @@ check:
 check-debug:
 	@KERNEL=debug bash tests/check.sh
 
-# The fault matrix (tests/resil/): not in make check yet, see testing.rst.
-check-resil:
-	@CASES_DIR=tests/resil bash tests/run.sh
+debug-kernel:
+	@bash tests/vm/debug-kernel.sh
 
 install:
 	@bash tests/vm/install.sh

@@ -1,13 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: deps + build + lint + runner self-test + the VM suite, in this
-# order. Every stage runs even if an earlier one failed (except deps), so one
-# run shows everything; each stage counts as one test in the final line
-# "N passed, N failed[, N skipped]". Exit status non-zero on any failure.
+# make check: deps + build + lint + runner self-test + the VM suite on the
+# stock kernel + the debug tier, in this order. Every stage runs even if an
+# earlier one failed (except deps), so one run shows everything; each stage
+# counts as one test in the final line "N passed, N failed[, N skipped]".
+# Exit status non-zero on any failure.
 #
-# Env: CASES (subset of the VM suite), KERNEL=stock|debug, KVER, KDIR,
-# SKIP_LINT=1 / SKIP_SELFTEST=1 (developer shortcuts; not for CI).
+# The debug tier: the cases whose header says "# tier: debug" (the fault
+# matrix and a few core cases) booted again on the debug kernel (KASAN,
+# lockdep, kmemleak, UBSAN; tests/vm/kernel.sh finds it). It runs whenever
+# that kernel is there and is counted as one skipped test, with the reason,
+# when it is not. `make check-debug` (KERNEL=debug) runs the whole suite on
+# the debug kernel instead.
+#
+# Env: CASES (subset of the VM suite; the debug tier takes the tier cases
+# among them), KERNEL=stock|debug, KVER, KDIR, SKIP_LINT=1 / SKIP_SELFTEST=1
+# / DEBUG_TIER=0 (developer shortcuts; not for CI).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -55,5 +64,62 @@ elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
 	stage selftest "$HERE/selftest/run.sh"
 fi
 
+if [ "$KERNEL" = debug ] || [ "${DEBUG_TIER:-1}" = 0 ]; then
+	[ "$KERNEL" = stock ] && echo "check: debug tier not run (DEBUG_TIER=0)"
+	echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
+	LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 RUN_T0=$t0 exec "$HERE/run.sh"
+fi
+
+# --- stock suite, then the debug tier, one total ---
+COUNTS=$LOGDIR/counts
 echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
-LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 RUN_T0=$t0 exec "$HERE/run.sh"
+LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 COUNTS_OUT=$COUNTS NO_SUMMARY=1 \
+	"$HERE/run.sh"
+echo "# stock suite done after $(($(date +%s) - t0)) s"
+
+# The tier's cases, among those CASES selects.
+tier=()
+for f in "$REPO"/tests/cases/*.sh; do
+	sed -n '1,30p' "$f" | grep -qE '^# *tier:.*\bdebug\b' && tier+=("$(basename "$f" .sh)")
+done
+sel=()
+if [ -n "${CASES:-}" ]; then
+	for c in "${tier[@]}"; do
+		for p in ${CASES//,/ }; do
+			# shellcheck disable=SC2053
+			if [[ $c == $p ]] || { [[ $c =~ ^($p)$ ]] 2>/dev/null; }; then
+				sel+=("$c")
+				break
+			fi
+		done
+	done
+else
+	sel=("${tier[@]}")
+fi
+
+# A fresh environment for the debug kernel: kernel.sh exported the stock one.
+debug_env=(env -u KVER -u KDIR -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR
+	   -u KERNEL_SKIP KERNEL=debug)
+skip_why=$("${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" >/dev/null && echo "$KERNEL_SKIP"' "$HERE")
+if [ ${#sel[@]} = 0 ]; then
+	echo "check: no debug-tier case among CASES='${CASES:-}': debug tier not run"
+	read -r _ p f s <"$COUNTS"
+	echo "# total time $(($(date +%s) - t0)) s"
+	echo "$p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
+	[ "$f" = 0 ] && [ "$p" -gt 0 ]
+	exit
+fi
+if [ -n "$skip_why" ]; then
+	echo "check: debug tier skipped: $skip_why"
+	# run.sh counts the skip (with its reason) and prints the total
+	"${debug_env[@]}" COUNTS_IN="$COUNTS" RUN_T0=$t0 CASES="${sel[*]}" NO_BUILD=1 \
+		LOGDIR="$LOGDIR/debug" "$HERE/run.sh"
+	exit
+fi
+echo "=== debug tier: ${sel[*]}"
+: >"$LOGDIR/stages-debug"
+STAGES=$LOGDIR/stages-debug
+# shellcheck disable=SC2016
+stage build-debug "${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" && "$0/vm/build.sh"' "$HERE"
+"${debug_env[@]}" COUNTS_IN="$COUNTS" RUN_T0=$t0 CASES="${sel[*]}" NO_BUILD=1 \
+	EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/debug" "$HERE/run.sh"

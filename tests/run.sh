@@ -13,7 +13,11 @@
 # Env: CASES_DIR (default tests/cases), LOGDIR (default build/logs/<time>-...),
 # EXTRA_RESULTS (a file of "ok - name" / "not ok - name # why" lines from
 # earlier stages, e.g. lint, counted in the totals), NO_BUILD=1 (do not call
-# tests/vm/build.sh), TIMEOUT_SCALE (multiplies every case's timeout).
+# tests/vm/build.sh), TIMEOUT_SCALE (multiplies every case's timeout),
+# COUNTS_IN / COUNTS_OUT (a file "N PASS FAIL SKIP": start the numbering and
+# totals from it / write them there at the end, so that tests/check.sh can
+# run the suite on two kernels and print one total), NO_SUMMARY=1 (no final
+# line: an earlier run of a chain of runs).
 # Output: one line per test "ok N case [driver] - name", the guest's dmesg tail
 # for a failed boot, and last exactly one line "N passed, N failed[, N skipped]".
 # Exit status: 0 only if nothing failed and at least one test passed.
@@ -21,6 +25,9 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 N=0 PASS=0 FAIL=0 SKIP=0
+if [ -n "${COUNTS_IN:-}" ] && [ -s "$COUNTS_IN" ]; then
+	read -r N PASS FAIL SKIP <"$COUNTS_IN"
+fi
 
 emit() {	# emit STATUS(ok|fail|skip) LABEL NAME [REASON]
 	N=$((N + 1))
@@ -102,6 +109,11 @@ show_failure() {	# show_failure OUTPREFIX: guest dmesg tail, log paths
 
 summary() {
 	local s="$PASS passed, $FAIL failed"
+	[ -n "${COUNTS_OUT:-}" ] && echo "$N $PASS $FAIL $SKIP" >"$COUNTS_OUT"
+	if [ "${NO_SUMMARY:-0}" = 1 ]; then
+		[ "$FAIL" = 0 ]
+		return
+	fi
 	[ -n "${RUN_T0:-}" ] && echo "# total time $(($(date +%s) - RUN_T0)) s"
 	[ "$SKIP" -gt 0 ] && s="$s, $SKIP skipped"
 	echo "$s"
@@ -250,6 +262,7 @@ run_one() {
 	for i in $(seq 0 $((vms - 1))); do
 		l=$label
 		[ "$vms" = 2 ] && l="$label vm$i"
+		[ -s "$out.vm$i.retried" ] && echo "# $l: $(cat "$out.vm$i.retried")"
 		VM_TIMEOUT=$tmo parse_results "$out.vm$i.results" "$nonce" "$out.vm$i.console" "$l" \
 			"$(cat "$out.vm$i.rc" 2>/dev/null)" || {
 			ok_all=0
@@ -279,6 +292,10 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 job_f=() job_d=() job_w=()
 for f in "${selected[@]}"; do
 	drivers=$(hdr "$f" drivers)
+	# "# debug-drivers: ours": fewer boots on the (slow) debug kernel
+	if [ "$KERNEL" = debug ] && [ -n "$(hdr "$f" debug-drivers)" ]; then
+		drivers=$(hdr "$f" debug-drivers)
+	fi
 	vms=$(hdr "$f" vms)
 	w=${vms:-1}
 	[ "$w" -gt "$JOBS" ] && w=$JOBS
@@ -316,7 +333,13 @@ reap() {	# wait for one running job to end
 	unset "running[$fin]"
 	flush
 }
-for idx in "${!job_f[@]}"; do
+# Start the longest jobs (by their timeout) first, so that with JOBS > 1 the
+# last minutes are not one long case running alone. Output keeps case order.
+order=$(for idx in "${!job_f[@]}"; do
+	t=$(hdr "${job_f[$idx]}" timeout)
+	echo "${t:-300} $idx"
+done | sort -s -k1,1nr | awk '{ print $2 }')
+for idx in $order; do
 	while [ $((used + job_w[idx])) -gt "$JOBS" ]; do
 		reap
 	done

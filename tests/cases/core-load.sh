@@ -3,6 +3,7 @@
 # drivers: stock ours
 # vms: 1
 # timeout: 240
+# tier: debug
 #
 # Load and unload the IB core, then softib + this VM's ib_ipoib, twice, with
 # no kernel report (the kernel check after the case fails on any).

@@ -3,6 +3,8 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 300
+# tier: debug
+# debug-drivers: ours
 #
 # Two hosts (network namespaces) on softib's in-kernel fabric: interfaces,
 # link kind, carrier after the broadcast join, MTU from the group, IPv6

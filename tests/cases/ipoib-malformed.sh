@@ -3,6 +3,7 @@
 # drivers: ours
 # vms: 1
 # timeout: 300
+# tier: debug
 #
 # Malformed and unusual input from the wire, injected through softib's
 # inject knob straight into ib1's QP: frames too short for the 4-byte

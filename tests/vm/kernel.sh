@@ -6,8 +6,10 @@
 #   REPO BUILD KERNEL KVER KDIR VMLINUZ MODROOT (modules in $MODROOT/lib/modules/$KVER)
 #   VM_MEM (MiB) KBUILD_DIR (build/<kver>)
 # KERNEL=debug extracts the prebuilt debug kernel debs from
-# DEBUG_KERNEL_DIR (default ../shared/kernels/6.1-debug beside the repo) into
-# build/debug-kernel/ once. If they are absent it sets KERNEL_SKIP to a reason.
+# DEBUG_KERNEL_DIR (default ../shared/kernels/6.1-debug beside the repo), or
+# else those `make debug-kernel` built into DEBUG_KERNEL_CACHE (default
+# build/debug-kernel-cache), into build/debug-kernel/ once. If neither has
+# them it sets KERNEL_SKIP to a reason.
 
 REPO=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${BUILD:-$REPO/build}
@@ -39,10 +41,15 @@ stock)
 	;;
 debug)
 	DEBUG_KERNEL_DIR=${DEBUG_KERNEL_DIR:-$(cd "$REPO/.." && pwd)/shared/kernels/6.1-debug}
-	img_deb=$(ls "$DEBUG_KERNEL_DIR"/linux-image-*_amd64.deb 2>/dev/null | grep -v dbg | head -n 1 || true)
-	hdr_deb=$(ls "$DEBUG_KERNEL_DIR"/linux-headers-*_amd64.deb 2>/dev/null | head -n 1 || true)
+	DEBUG_KERNEL_CACHE=${DEBUG_KERNEL_CACHE:-$BUILD/debug-kernel-cache}
+	img_deb= hdr_deb=
+	for d in "$DEBUG_KERNEL_DIR" "$DEBUG_KERNEL_CACHE"; do
+		img_deb=$(ls "$d"/linux-image-*_amd64.deb 2>/dev/null | grep -v dbg | head -n 1 || true)
+		hdr_deb=$(ls "$d"/linux-headers-*_amd64.deb 2>/dev/null | head -n 1 || true)
+		[ -n "$img_deb" ] && [ -n "$hdr_deb" ] && break
+	done
 	if [ -z "$img_deb" ] || [ -z "$hdr_deb" ]; then
-		KERNEL_SKIP="debug kernel debs not found in $DEBUG_KERNEL_DIR"
+		KERNEL_SKIP="no debug kernel: no debs in $DEBUG_KERNEL_DIR (prebuilt) nor in ${DEBUG_KERNEL_CACHE#"$REPO"/} (make debug-kernel builds one, about an hour)"
 		KVER=none KDIR=none VMLINUZ=none MODROOT=none VM_MEM=2048
 	else
 		KVER=$(basename "$img_deb" | sed 's/^linux-image-\([^_]*\)_.*/\1/')

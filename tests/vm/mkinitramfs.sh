@@ -15,7 +15,7 @@
 #            ib_ipoib.ko in updates/ (both with debug info stripped), and the
 #            depmod output for the guest tree. depmod never sees the stock copy,
 #            so `modprobe ib_ipoib` can only load ours.
-#  3. tests (rebuilt each time, small): /init, /tests/lib.sh, /tests/cases, /tests/resil,
+#  3. tests (rebuilt each time, small): /init, /tests/lib.sh, /tests/cases,
 #            /tests/selftest/cases, /tests/vm/guest.
 #  4. extra (only with INITRAMFS_EXTRA=DIR, a case's VM hook, see vmhook.sh):
 #            the files of DIR, between mods and base; kernel modules in
@@ -156,7 +156,6 @@ build_tests() {
 	install -m 0755 "$REPO/tests/vm/guest/init" "$root/init"
 	cp "$REPO/tests/lib.sh" "$root/tests/"
 	cp -r "$REPO/tests/cases" "$root/tests/"
-	cp -r "$REPO/tests/resil" "$root/tests/"
 	mkdir -p "$root/tests/selftest"
 	cp -r "$REPO/tests/selftest/cases" "$root/tests/selftest/"
 	cp -r "$REPO/tests/vm/guest" "$root/tests/vm/"

@@ -3,6 +3,7 @@
 # drivers: ours
 # vms: 1
 # timeout: 600
+# tier: debug
 #
 # HCA resource failures injected by softib, each counted, logged (once for
 # one failure; a burst is rate limited) and recovered from:

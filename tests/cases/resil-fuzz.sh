@@ -3,6 +3,8 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 900
+# tier: debug
+# debug-drivers: ours
 #
 # Hostile input: FUZZ_COUNT (default 1,000,000) malformed frames made by
 # softib's seeded generator (inject_random, tests/softib/softib_fuzz.c) and

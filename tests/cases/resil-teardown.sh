@@ -3,6 +3,7 @@
 # drivers: ours
 # vms: 1
 # timeout: 900
+# tier: debug
 #
 # Teardown under load, repeated: 10 removals of the softib devices (rmmod
 # softib) while iperf3 runs a -> b, 10 "rmmod ib_ipoib" while iperf3 runs,

@@ -3,6 +3,8 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 900
+# tier: debug
+# debug-drivers: ours
 #
 # 50 port down/up cycles of sib1 during a ping flood a -> b: every time the
 # carrier of ib1 follows the port (off within 10 s, on within 30 s) and the

@@ -3,6 +3,8 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 900
+# tier: debug
+# debug-drivers: ours
 #
 # Established TCP flows survive fabric events and a lossy fabric:
 # 1. one TCP stream copies the 50 MB file a -> b, again and again until the
