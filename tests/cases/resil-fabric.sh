@@ -46,15 +46,25 @@ check "host c (ib2)" make_host c ib2 192.0.2.3/24
 check "host d (ib3)" make_host d ib3 192.0.2.4/24
 check_wait "ping a -> b" 40 pings a 192.0.2.2 || exit 0
 
+# The bounds (5 s after a LID change, 20 s after the SA returns) are the
+# stock kernel's; the debug kernel (KASAN, lockdep) runs everything, SA
+# queries included, about ten times slower under TCG, so there they get the
+# runner's debug timeout factor (3): the debug tier proves recovery and a
+# clean kernel, not speed.
+slow=1
+case $KVER in *debug*) slow=3 ;; esac
+
 # --- LID change + reregister ---
+lid_limit=$((5 * slow))
 echo 0x20 >"$(sib sib1 lid)"
 t0=$(_t_now_ds)
-if wait_for 5 pings a 192.0.2.2; then
-	ok "LID change: a -> b works again after $(ms_since "$t0") ms (limit 5 s)"
+if wait_for $lid_limit pings a 192.0.2.2; then
+	ok "LID change: a -> b works again after $(ms_since "$t0") ms (limit $lid_limit s)"
 else
-	fail "LID change: a -> b works again within 5 s" "no reply after $(ms_since "$t0") ms"
+	fail "LID change: a -> b works again within $lid_limit s" "no reply after $(ms_since "$t0") ms"
 fi
-check_wait "LID change: a's path to b has DLID 0x0020" 5 grep -q 'DLID: *0x0020' /sys/kernel/debug/ipoib/ib0_path
+check_wait "LID change: a's path to b has DLID 0x0020" $lid_limit \
+	grep -q 'DLID: *0x0020' /sys/kernel/debug/ipoib/ib0_path
 
 # --- P_Key change at index 0 (SM's port first, so the SA stays reachable) ---
 dmesg_mark pkey
@@ -72,6 +82,8 @@ check_wait "P_Key back to 0xffff: a -> b works" 30 pings a 192.0.2.2
 check_wait "P_Key back to 0xffff: a -> c works" 30 pings a 192.0.2.3
 in_host a ip neigh flush dev ib0
 in_host c ip neigh flush dev ib2
+# a -> b established (ARP resolved, path known) before the SA goes away
+wait_for 20 pings a 192.0.2.2
 
 # --- the SA drops everything for 60 s ---
 check "a: static neighbour for d" in_host a ip neigh replace 192.0.2.4 \
@@ -100,9 +112,12 @@ check "sa_drop 60 s: a -> d (needs the SA) got no reply" test $ad = 0
 check "sa_drop 60 s: packets dropped and counted (+$((d1 - d0)))" test $((d1 - d0)) -gt 0
 echo 0 >"$SA/sa_drop"
 t0=$(_t_now_ds)
-check_wait "SA back: a -> d within 20 s" 20 pings a 192.0.2.4
-check_wait "SA back: a -> c within 20 s of the SA's return" $((20 - ($(_t_now_ds) - t0) / 10)) pings a 192.0.2.3
-check_wait "SA back: a -> b within 20 s of the SA's return" $((20 - ($(_t_now_ds) - t0) / 10)) pings a 192.0.2.2
+sa_limit=$((20 * slow))
+check_wait "SA back: a -> d within $sa_limit s" $sa_limit pings a 192.0.2.4
+check_wait "SA back: a -> c within $sa_limit s of the SA's return" \
+	$((sa_limit - ($(_t_now_ds) - t0) / 10)) pings a 192.0.2.3
+check_wait "SA back: a -> b within $sa_limit s of the SA's return" \
+	$((sa_limit - ($(_t_now_ds) - t0) / 10)) pings a 192.0.2.2
 echo "sa_drop: recovered $(ms_since "$t0") ms after the SA returned"
 
 # --- SA errors and bad answers: logged (rate limited), no crash, recovery ---

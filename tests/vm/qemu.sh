@@ -77,7 +77,7 @@ vm_boot() {
 	local count=$1 initrd=$2 out=$3 port p0 p1
 	if [ "$count" = 1 ]; then
 		# a restart is safe only without a peer on the socket link
-		VM_BOOT_STALL=${VM_BOOT_STALL:-$([ "$KERNEL" = debug ] && echo 240 || echo 90)} \
+		VM_BOOT_STALL=${VM_BOOT_STALL:-$([ "$KERNEL" = debug ] && echo 180 || echo 90)} \
 			qemu_run 0 "${VM_INITRD0:-$initrd}" "$out.vm0" "$4"
 		return
 	fi
