@@ -24,6 +24,7 @@ modinfo() { /sbin/modinfo "$@"; }
 : "${VM_ID:=0}"
 : "${VM_COUNT:=1}"
 : "${CASE_NAME:=unknown}"
+: "${SM_MODE:=embedded}"	# embedded (softib's SM/SA) | opensm (see sm_up)
 _T_STATE=/run/tests
 mkdir -p "$_T_STATE"
 
@@ -128,9 +129,30 @@ load_ib_core() {
 	modprobe -a ib_core ib_cm ib_umad
 }
 
-# load_softib [PARAMS...]
+# load_softib [PARAMS...]: with SM_MODE=opensm also external_sm=1, and
+# OpenSM brings every in-kernel port to ACTIVE (sm_up) before it returns
 load_softib() {
-	modprobe softib "$@"
+	case $SM_MODE in
+	embedded)
+		modprobe softib "$@"
+		;;
+	opensm)
+		modprobe softib "$@" external_sm=1 || return 1
+		# shellcheck disable=SC2046
+		sm_up $(_t_sib_devs)
+		;;
+	*)
+		echo "load_softib: unknown SM_MODE=$SM_MODE" >&2
+		return 1
+		;;
+	esac
+}
+
+_t_sib_devs() {	# the softib devices registered now
+	local d
+	for d in /sys/class/infiniband/sib*; do
+		[ -e "$d" ] && basename "$d"
+	done
 }
 
 # ipoib_loaded_driver: ours|stock, which ib_ipoib is loaded now (ours is
@@ -192,16 +214,173 @@ unload_ipoib() {
 	_t_unload ib_ipoib
 }
 
-# unload_all: delete test netns, then unload ipoib, softib and the IB core
+# unload_all: delete test netns, then unload ipoib and softib, stop OpenSM
+# if it runs (it holds ib_umad open), and unload the IB core
 unload_all() {
 	local ns m rc=0
 	for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
 		ip netns del "$ns"
 	done
 	for m in ib_ipoib softib rdma_ucm rdma_cm iw_cm ib_umad ib_uverbs ib_cm ib_core; do
+		if [ "$m" = rdma_ucm ] && opensm_running; then
+			opensm_stop TERM || opensm_stop KILL || rc=1
+		fi
 		_t_unload "$m" || rc=1
 	done
 	return $rc
+}
+
+# --- the subnet manager: softib's embedded SM/SA or OpenSM (SM_MODE) ---
+#
+# SM_MODE=embedded (the default): softib's own SM/SA. SM_MODE=opensm (a case
+# with "# sm: opensm" in its header, run by tests/run.sh once per mode):
+# load_softib adds external_sm=1, the ports start in INIT with LID 0 and the
+# real OpenSM configures them through softib's SMA (Documentation/softib.rst).
+
+OPENSM_LOG=/var/log/opensm.log
+OPENSM_PID=/run/opensm.pid
+OPENSM_PARTITIONS=/etc/opensm/partitions.conf
+
+# opensm_start GUID [PARTITIONS_CONF_TEXT]: start OpenSM on the port with
+# GUID, with partitions.conf holding the text when given. ib_umad must be
+# loaded (load_ib_core).
+opensm_start() {
+	local guid=$1 part=${2:-} args
+	mkdir -p /var/log /var/cache/opensm /etc/opensm
+	args="-g $guid -f $OPENSM_LOG"
+	if [ -n "$part" ]; then
+		printf '%s\n' "$part" >"$OPENSM_PARTITIONS"
+		args="$args -P $OPENSM_PARTITIONS"
+	fi
+	# shellcheck disable=SC2086
+	/usr/sbin/opensm $args >/var/log/opensm.out 2>&1 </dev/null &
+	echo $! >"$OPENSM_PID"
+	echo "opensm: started pid $(cat "$OPENSM_PID"): opensm $args"
+}
+
+# _opensm_alive PID: the process exists and is not a zombie (its parent
+# reaps it only later)
+_opensm_alive() {
+	[ -e "/proc/$1/stat" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat"
+}
+
+_opensm_gone() { ! _opensm_alive "$1"; }
+
+opensm_running() {
+	[ -s "$OPENSM_PID" ] && _opensm_alive "$(cat "$OPENSM_PID")"
+}
+
+# opensm_stop [SIGNAL]: stop the OpenSM opensm_start started, wait until gone
+opensm_stop() {
+	local pid
+	opensm_running || return 0
+	pid=$(cat "$OPENSM_PID")
+	kill "-${1:-TERM}" "$pid"
+	wait_for 10 _opensm_gone "$pid" || return 1
+	rm -f "$OPENSM_PID"
+}
+
+# port_state DEV: the state word of DEV's port 1 (INIT, ARMED, ACTIVE, ...)
+port_state() {
+	sed 's/^[0-9]*: *//' "/sys/class/infiniband/$1/ports/1/state"
+}
+
+# port_lid DEV: DEV's port 1 LID in decimal
+port_lid() {
+	printf '%d\n' "$(cat "/sys/class/infiniband/$1/ports/1/lid")"
+}
+
+# port_guid DEV: DEV's node (= port) GUID as 0x0002c90300a00001
+port_guid() {
+	echo "0x$(tr -d ':' <"/sys/class/infiniband/$1/node_guid")"
+}
+
+# ports_active DEV...: every named port is ACTIVE with a nonzero LID
+ports_active() {
+	local d
+	for d in "$@"; do
+		[ "$(port_state "$d")" = ACTIVE ] || return 1
+		[ "$(port_lid "$d")" != 0 ] || return 1
+	done
+}
+
+# opensm_log_tail [N]: the end of OpenSM's log (for a failure's story)
+opensm_log_tail() {
+	tail -n "${1:-20}" "$OPENSM_LOG" 2>/dev/null
+	tail -n 5 /var/log/opensm.out 2>/dev/null
+}
+
+# sm_up DEV...: SM_MODE=opensm: start OpenSM on the first DEV's port unless
+# it runs (in VM0 only: it manages the other VM's port through the Ethernet
+# transport), with partitions.conf from $SM_PARTITIONS if set, and wait
+# (SM_UP_TIMEOUT, 120 s) until every DEV's port is ACTIVE with a LID.
+# Nothing to do in embedded mode or without a DEV.
+sm_up() {
+	local t0 t
+	[ "$SM_MODE" = opensm ] && [ $# -gt 0 ] || return 0
+	t0=$(_t_now_ds)
+	if [ "$VM_ID" = 0 ] && ! opensm_running; then
+		opensm_start "$(port_guid "$1")" "${SM_PARTITIONS:-}"
+	fi
+	if ! wait_for "${SM_UP_TIMEOUT:-120}" ports_active "$@"; then
+		for t in "$@"; do
+			echo "sm_up: $t $(port_state "$t") lid $(port_lid "$t")"
+		done
+		opensm_log_tail 20
+		return 1
+	fi
+	t=$(($(_t_now_ds) - t0))
+	echo "sm_up: $* ACTIVE under OpenSM after $((t / 10)).$((t % 10)) s"
+}
+
+# awk functions for saquery's output: full(GID) writes a GID as sysfs does
+# (fe80::2:c903:a0:1 -> fe80:0000:...:0001), val(LINE) is the value of a
+# "Name.......value" line
+_T_SAQUERY_AWK='
+function pad(x) { x = tolower(x); return substr("0000", 1, 4 - length(x)) x }
+function full(g,   n, l, r, a, b, na, nb, i, o) {
+	n = index(g, "::")
+	if (n) { l = substr(g, 1, n - 1); r = substr(g, n + 2) } else { l = g; r = "" }
+	na = l == "" ? 0 : split(l, a, ":")
+	nb = r == "" ? 0 : split(r, b, ":")
+	o = ""
+	for (i = 1; i <= na; i++) o = o (i > 1 ? ":" : "") pad(a[i])
+	if (n) for (i = na + nb; i < 8; i++) o = o (o == "" ? "" : ":") "0000"
+	for (i = 1; i <= nb; i++) o = o ":" pad(b[i])
+	return o
+}
+function val(s) { sub(/^[ \t]*[A-Za-z]+\.+/, "", s); sub(/[ \t].*/, "", s); return s }
+'
+
+# sm_members: the multicast members the SA holds, one "MGID PORTGID
+# JOIN_STATE" line each, GIDs in full as in sysfs, JOIN_STATE as 0xN
+# (0x1 full, 0x8 send-only full member): softib's sa_groups, or OpenSM's
+# MCMemberRecords (saquery -m, through $SM_CA, default sib0).
+sm_members() {
+	if [ "$SM_MODE" != opensm ]; then
+		awk '$1 != "member" { g = $1 } $1 == "member" { print g, $2, $4 }' \
+			"$SIB_DEBUGFS/sa_groups"
+		return
+	fi
+	saquery -C "${SM_CA:-sib0}" -m 2>/dev/null | awk "$_T_SAQUERY_AWK"'
+		/^[ \t]*MGID\./ { m = full(val($0)) }
+		/^[ \t]*PortGid\./ { p = full(val($0)) }
+		/^[ \t]*ScopeState\./ { s = val($0); print m, p, "0x" tolower(substr(s, length(s))) }'
+}
+
+# sm_groups: the multicast groups the SA holds, one "MGID MTU PKEY" line
+# each (MGID in full, MTU in bytes, P_Key as 0xffff): softib's sa_groups or
+# OpenSM's (saquery -g)
+sm_groups() {
+	if [ "$SM_MODE" != opensm ]; then
+		awk '$1 != "member" && $2 == "mlid" { print $1, $7, $9 }' "$SIB_DEBUGFS/sa_groups"
+		return
+	fi
+	saquery -C "${SM_CA:-sib0}" -g 2>/dev/null | awk "$_T_SAQUERY_AWK"'
+		/^[ \t]*MGID\./ { m = full(val($0)) }
+		BEGIN { split("256 512 1024 2048 4096", mtu, " ") }
+		/^[ \t]*Mtu\./ { u = val($0); u = mtu[substr(u, length(u)) + 0] }
+		/^[ \t]*pkey\./ { print m, u, tolower(val($0)) }'
 }
 
 # --- hosts (network namespaces) ---

@@ -9,6 +9,8 @@
 #   KERNEL=debug tests/run.sh          on the debug kernel (2 GiB per VM)
 #   tests/run.sh --parse RESULTS NONCE [CONSOLE] [LABEL]
 #                                      only parse one results file (self-test)
+#   tests/run.sh --list                print the boots the selected cases make,
+#                                      one label a line, and boot nothing
 #
 # Env: CASES_DIR (default tests/cases), LOGDIR (default build/logs/<time>-...),
 # EXTRA_RESULTS (a file of "ok - name" / "not ok - name # why" lines from
@@ -18,6 +20,12 @@
 # totals from it / write them there at the end, so that tests/check.sh can
 # run the suite on two kernels and print one total), NO_SUMMARY=1 (no final
 # line: an earlier run of a chain of runs).
+# Case headers (first 30 lines): "# drivers: ours stock" (a boot per driver,
+# "ours/stock" pairs for two VMs), "# vms: 1|2", "# timeout: S",
+# "# sm: embedded opensm" (a boot per SM mode too; default embedded: the label
+# of an OpenSM boot is "[driver+opensm]", the guest gets SM_MODE),
+# "# debug-drivers:" / "# debug-sm:" (the same on the debug kernel),
+# "# tier:", "# vm-hook:".
 # Output: one line per test "ok N case [driver] - name", the guest's dmesg tail
 # for a failed boot, and last exactly one line "N passed, N failed[, N skipped]".
 # Exit status: 0 only if nothing failed and at least one test passed.
@@ -120,10 +128,64 @@ summary() {
 	[ "$FAIL" = 0 ] && [ "$PASS" -gt 0 ]
 }
 
+# case_matches NAME: does NAME match $CASES (globs or regexes, ',' or ' ')?
+case_matches() {
+	local p
+	[ -z "${CASES:-}" ] && return 0
+	for p in ${CASES//,/ }; do
+		# shellcheck disable=SC2053
+		[[ $1 == $p ]] && return 0
+		[[ $1 =~ ^($p)$ ]] 2>/dev/null && return 0
+	done
+	return 1
+}
+
+hdr() {	# hdr FILE KEY: value of "# KEY: value" in the first 30 lines
+	sed -n "1,30{s/^# *$2: *//p}" "$1" | head -n 1 | sed 's/[[:space:]]*#.*//; s/[[:space:]]*$//'
+}
+
+# sm_label DRIVER SM: the label inside [] of one boot
+sm_label() {
+	if [ "$2" = embedded ]; then
+		echo "$1"
+	else
+		echo "$1+$2"
+	fi
+}
+
+# case_jobs FILE: one "DRIVER SM" line per boot the case makes. On the
+# (slow) debug kernel "# debug-drivers:" and "# debug-sm:" make fewer boots.
+case_jobs() {
+	local d m drivers sms
+	drivers=$(hdr "$1" drivers)
+	sms=$(hdr "$1" sm)
+	if [ "${KERNEL:-stock}" = debug ]; then
+		[ -n "$(hdr "$1" debug-drivers)" ] && drivers=$(hdr "$1" debug-drivers)
+		[ -n "$(hdr "$1" debug-sm)" ] && sms=$(hdr "$1" debug-sm)
+	fi
+	for d in ${drivers:-ours}; do
+		for m in ${sms:-embedded}; do
+			echo "$d $m"
+		done
+	done
+}
+
 if [ "${1:-}" = "--parse" ]; then
 	parse_results "$2" "$3" "${4:-/dev/null}" "${5:-parse}" 0
 	summary
 	exit
+fi
+
+if [ "${1:-}" = "--list" ]; then
+	for f in "${CASES_DIR:-$HERE/cases}"/*.sh; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .sh)
+		case_matches "$name" || continue
+		case_jobs "$f" | while read -r d m; do
+			echo "$name [$(sm_label "$d" "$m")]"
+		done
+	done
+	exit 0
 fi
 
 . "$HERE/vm/kernel.sh" || exit 1
@@ -151,22 +213,6 @@ if [ -n "$KERNEL_SKIP" ]; then
 	summary
 	exit
 fi
-
-# case_matches NAME: does NAME match $CASES (globs or regexes, ',' or ' ')?
-case_matches() {
-	local p
-	[ -z "${CASES:-}" ] && return 0
-	for p in ${CASES//,/ }; do
-		# shellcheck disable=SC2053
-		[[ $1 == $p ]] && return 0
-		[[ $1 =~ ^($p)$ ]] 2>/dev/null && return 0
-	done
-	return 1
-}
-
-hdr() {	# hdr FILE KEY: value of "# KEY: value" in the first 30 lines
-	sed -n "1,30{s/^# *$2: *//p}" "$1" | head -n 1 | sed 's/[[:space:]]*#.*//; s/[[:space:]]*$//'
-}
 
 selected=()
 for f in "$CASES_DIR"/*.sh; do
@@ -214,11 +260,12 @@ printf '# kernel %s (%s), initramfs %s KiB in %.1f s, ours: %s, softib: %s, logs
 	"$([ $have_ours = 1 ] && echo built || echo 'not built')" \
 	"$([ $have_softib = 1 ] && echo built || echo 'not built')" "${LOGDIR#"$REPO"/}"
 
-# run_one CASEFILE DRIVER: one boot (1 or 2 VMs) of a case for one driver
-# (pair). Runs in a subshell: its results are printed as
-# "R<TAB>status<TAB>label<TAB>name<TAB>reason" lines that the parent counts.
+# run_one CASEFILE DRIVER SM: one boot (1 or 2 VMs) of a case for one driver
+# (pair) under one subnet manager (embedded|opensm). Runs in a subshell: its
+# results are printed as "R<TAB>status<TAB>label<TAB>name<TAB>reason" lines
+# that the parent counts.
 run_one() {
-	local f=$1 d=$2 name drivers vms tmo d0 d1 label out nonce common tb ok_all i l
+	local f=$1 d=$2 sm=$3 name vms tmo d0 d1 label out nonce common tb ok_all i l
 	emit() {
 		case $1 in
 		ok) PASS=$((PASS + 1)) ;;
@@ -235,7 +282,14 @@ run_one() {
 	[ "$KERNEL" = debug ] && tmo=$((tmo * ${DEBUG_TIMEOUT_SCALE:-3}))
 	d0=${d%%/*}
 	d1=${d#*/}
-	label="$name [$d]"
+	label="$name [$(sm_label "$d" "$sm")]"
+	case $sm in
+	embedded|opensm) ;;
+	*)
+		emit fail "$label" "case header" "unknown subnet manager '$sm' in '# sm:' (embedded, opensm)"
+		return
+		;;
+	esac
 	if [ "$vms" = 1 ] && [ "$d0" != "$d" ]; then
 		emit fail "$label" "case header" "driver pair '$d' needs '# vms: 2'"
 		return
@@ -245,8 +299,9 @@ run_one() {
 		return
 	fi
 	out=$LOGDIR/$name.${d//\//-}
+	[ "$sm" = embedded ] || out=$out.$sm
 	nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
-	common="CASE_FILE=$GUEST_DIR/$name CASE_NAME=$name VM_COUNT=$vms TEST_NONCE=$nonce"
+	common="CASE_FILE=$GUEST_DIR/$name CASE_NAME=$name VM_COUNT=$vms TEST_NONCE=$nonce SM_MODE=$sm"
 	tb=$(date +%s)
 	if ! case_vm_hook "$f" "$out" "$vms"; then
 		emit fail "$label" "case vm-hook" "see ${out#"$REPO"/}.vm*.hook.log"
@@ -289,19 +344,14 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 # results are printed in case order whatever the finishing order.
 : "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
 [ "$JOBS" -gt 1 ] && export VM_SMP=${VM_SMP:-1}
-job_f=() job_d=() job_w=()
+job_f=() job_d=() job_m=() job_w=()
 for f in "${selected[@]}"; do
-	drivers=$(hdr "$f" drivers)
-	# "# debug-drivers: ours": fewer boots on the (slow) debug kernel
-	if [ "$KERNEL" = debug ] && [ -n "$(hdr "$f" debug-drivers)" ]; then
-		drivers=$(hdr "$f" debug-drivers)
-	fi
 	vms=$(hdr "$f" vms)
 	w=${vms:-1}
 	[ "$w" -gt "$JOBS" ] && w=$JOBS
-	for d in ${drivers:-ours}; do
-		job_f+=("$f") job_d+=("$d") job_w+=("$w")
-	done
+	while read -r d m; do
+		job_f+=("$f") job_d+=("$d") job_m+=("$m") job_w+=("$w")
+	done < <(case_jobs "$f")
 done
 declare -A running=()
 done_job=()
@@ -343,7 +393,7 @@ for idx in $order; do
 	while [ $((used + job_w[idx])) -gt "$JOBS" ]; do
 		reap
 	done
-	run_one "${job_f[$idx]}" "${job_d[$idx]}" >"$LOGDIR/.job.$idx" 2>&1 &
+	run_one "${job_f[$idx]}" "${job_d[$idx]}" "${job_m[$idx]}" >"$LOGDIR/.job.$idx" 2>&1 &
 	running[$!]=$idx
 	used=$((used + job_w[idx]))
 done

@@ -11,13 +11,12 @@
 # the 2044/2045 MTU boundary and iperf3 work; ib_ipoib and softib unload
 # cleanly with OpenSM still running.
 . /tests/lib.sh
-. /tests/cases/opensm.inc
 
 check "load the IB core (with ib_umad)" load_ib_core
 check "load softib ndevs=2 external_sm=1" load_softib ndevs=2 external_sm=1
 check_wait "sib0 and sib1 registered" 10 test -d /sys/class/infiniband/sib0 -a -d /sys/class/infiniband/sib1
-check "before the SM: sib0 INIT, LID 0" sh -c '. /tests/cases/opensm.inc; [ "$(port_state sib0)" = INIT ] && [ "$(port_lid sib0)" = 0 ]'
-check "before the SM: sib1 INIT, LID 0" sh -c '. /tests/cases/opensm.inc; [ "$(port_state sib1)" = INIT ] && [ "$(port_lid sib1)" = 0 ]'
+check "before the SM: sib0 INIT, LID 0" sh -c '. /tests/lib.sh; [ "$(port_state sib0)" = INIT ] && [ "$(port_lid sib0)" = 0 ]'
+check "before the SM: sib1 INIT, LID 0" sh -c '. /tests/lib.sh; [ "$(port_state sib1)" = INIT ] && [ "$(port_lid sib1)" = 0 ]'
 check "no embedded SA: no SM yet (sm_lid 0)" grep -qx 0x0 /sys/class/infiniband/sib0/ports/1/sm_lid
 
 t0=$(_t_now_ds)
@@ -95,5 +94,5 @@ check "rmmod ib_ipoib with OpenSM running" sh -c '. /tests/lib.sh; for ns in a b
 check "rmmod softib with OpenSM running" rmmod softib
 check "no softib devices left" sh -c '! ls /sys/class/infiniband/ 2>/dev/null | grep -q sib'
 dmesg_since_mark | tail -n 5
-check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; . /tests/cases/opensm.inc; opensm_stop TERM || opensm_stop KILL'
+check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; opensm_stop TERM || opensm_stop KILL'
 check "unload the rest" unload_all

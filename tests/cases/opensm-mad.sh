@@ -10,7 +10,6 @@
 # kernel warning: unknown attributes, out-of-range modifiers, directed routes
 # through ports that do not exist or loop back.
 . /tests/lib.sh
-. /tests/cases/opensm.inc
 
 SW=/sys/kernel/debug/softib/switch
 sw_counter() { awk -v n="$1" '$1 == n { print $2 }' "$SW"; }
@@ -56,5 +55,5 @@ check "all three still ACTIVE" ports_active sib0 sib1 sib2
 cat "$SW"
 
 check "rmmod softib with OpenSM running" rmmod softib
-check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; . /tests/cases/opensm.inc; opensm_stop TERM || opensm_stop KILL'
+check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; opensm_stop TERM || opensm_stop KILL'
 check "unload the rest" unload_all

@@ -9,7 +9,6 @@
 # creates its IPoIB broadcast group, and child interfaces on it carry
 # traffic between two hosts.
 . /tests/lib.sh
-. /tests/cases/opensm.inc
 
 PART='Default=0x7fff, ipoib, mtu=4, defmember=full : ALL=full ;
 P1=0x0001, ipoib, mtu=4, rate=7 : ALL=full ;'
@@ -52,5 +51,5 @@ check "saquery -m: members of the 0x8001 groups ($n)" test "$n" -ge 2
 for ns in a b; do ip netns del $ns; done
 check "unload ib_ipoib" unload_ipoib
 check "rmmod softib with OpenSM running" rmmod softib
-check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; . /tests/cases/opensm.inc; opensm_stop TERM || opensm_stop KILL'
+check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; opensm_stop TERM || opensm_stop KILL'
 check "unload the rest" unload_all

@@ -9,7 +9,6 @@
 # rejoins its groups and traffic that needs the SA (neighbour resolution
 # after a flush) recovers. Prints the time to recover.
 . /tests/lib.sh
-. /tests/cases/opensm.inc
 
 joined() {	# both hosts rejoined: their solicited-node groups are back in the SA
 	saquery -C sib0 -m >/tmp/mcm 2>/dev/null || return 1
@@ -65,5 +64,5 @@ dmesg_since_mark | tail -n 8
 for ns in a b; do ip netns del $ns; done
 check "unload ib_ipoib" unload_ipoib
 check "rmmod softib with OpenSM running" rmmod softib
-check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; . /tests/cases/opensm.inc; opensm_stop TERM || opensm_stop KILL'
+check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; opensm_stop TERM || opensm_stop KILL'
 check "unload the rest" unload_all

@@ -11,7 +11,6 @@
 # traffic (unicast by the LFT, multicast by the MFT) flows between every
 # pair of hosts.
 . /tests/lib.sh
-. /tests/cases/opensm.inc
 
 SW=/sys/kernel/debug/softib/switch
 
@@ -82,11 +81,11 @@ killall iperf3 2>/dev/null
 # The cable of sib2 goes down and up: the port comes back in INIT and the
 # SM, told by the switch's PortStateChange, brings it back to ACTIVE.
 echo down >"$(sib sib2 state)"
-check_wait "sib2 link down: port DOWN" 10 sh -c '. /tests/cases/opensm.inc; [ "$(port_state sib2)" = DOWN ]'
+check_wait "sib2 link down: port DOWN" 10 sh -c '. /tests/lib.sh; [ "$(port_state sib2)" = DOWN ]'
 check_fail "no ping a -> c while c's link is down" in_host a ping -c 1 -W 2 10.9.0.3
 t0=$(_t_now_ds)
 echo up >"$(sib sib2 state)"
-check "sib2 link up: port back in INIT" sh -c '. /tests/cases/opensm.inc; [ "$(port_state sib2)" = INIT ]'
+check "sib2 link up: port back in INIT" sh -c '. /tests/lib.sh; [ "$(port_state sib2)" = INIT ]'
 if check_wait "OpenSM brings sib2 back to ACTIVE" 90 ports_active sib2; then
 	t=$(($(_t_now_ds) - t0))
 	ok "sib2 ACTIVE again $((t / 10)).$((t % 10)) s after link up"
@@ -100,5 +99,5 @@ cat "$SW"
 for ns in a b c; do ip netns del $ns; done
 check "unload ib_ipoib" unload_ipoib
 check "rmmod softib with OpenSM running" rmmod softib
-check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; . /tests/cases/opensm.inc; opensm_stop TERM || opensm_stop KILL'
+check "OpenSM stops (SIGTERM, else SIGKILL)" sh -c '. /tests/lib.sh; opensm_stop TERM || opensm_stop KILL'
 check "unload the rest" unload_all

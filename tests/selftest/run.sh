@@ -3,14 +3,16 @@
 #
 # Runner self-test: proves that tests/run.sh cannot pass a failing case.
 #  1. Parser checks on hand-made results files (no VM): a stale or forged end
-#     marker, a missing end marker, a missing kernel check, an empty file.
+#     marker, a missing end marker, a missing kernel check, an empty file;
+#     the boots that case headers ask for (--list: drivers x SM modes).
 #  2. The cases in tests/selftest/cases/ booted for real: pass.sh must pass;
 #     every fail-*.sh must be reported as failed for its own reason (a failed
 #     test, no end marker, a WARNING in dmesg, a taint, a crash, a forged end
 #     marker, a hang stopped by the hard timeout, a non-zero exit, no test);
 #     fail-twovm-peer-dies.sh (VM1 crashes, VM0 waits at a barrier) must fail
 #     for both VMs without waiting for the timeout;
-#     skip-counted.sh must count as skipped, not passed; and the run as a whole
+#     skip-counted.sh must count as skipped, not passed; fail-sm-header.sh
+#     (an unknown "# sm:" mode) must fail without a boot; and the run as a whole
 #     must exit non-zero with a final line that adds up.
 # Prints "ok - ..." / "not ok - ..." per check; exit non-zero if any failed.
 set -uo pipefail
@@ -51,6 +53,15 @@ out=$("$RUN" --parse <(printf '%s\n' "ok 1 - a # SKIP no hw" "ok 2 - kernel clea
 grep -q '^ok 1 parse - a # SKIP no hw$' <<<"$out" && [ "$(tail -n 1 <<<"$out")" = "1 passed, 0 failed, 1 skipped" ]
 res $? "parser: a skip is counted as skipped, not passed"
 
+# --- the boots the case headers ask for (--list, no VM) ---
+mkdir -p "$T/cases"
+printf '%s\n' '#!/bin/sh' '# drivers: stock ours' '# sm: embedded opensm' >"$T/cases/a.sh"
+printf '%s\n' '#!/bin/sh' >"$T/cases/b.sh"
+printf '%s\n' '#!/bin/sh' '# drivers: ours/stock' '# vms: 2' '# sm: opensm  # comment' >"$T/cases/c.sh"
+out=$(CASES_DIR=$T/cases CASES= "$RUN" --list | tr '\n' ,)
+[ "$out" = "a [stock],a [stock+opensm],a [ours],a [ours+opensm],b [ours],c [ours/stock+opensm]," ]
+res $? "headers: '# sm:' adds one boot per SM mode, labelled [driver+opensm] ($out)"
+
 # --- 2. real boots ---
 if [ "${SELFTEST_VM:-1}" = 0 ]; then
 	echo "selftest: VM half not run (SELFTEST_VM=0)"
@@ -86,6 +97,10 @@ grep -qE '^not ok [0-9]+ fail-twovm-peer-dies \[stock/stock\] vm1 - boot complet
 res $? "VM: two-VM case whose peer crashes fails well before its timeout, both VMs reported"
 grep -qE '^ok [0-9]+ skip-counted \[stock\] - cannot run here # SKIP' "$T/out"
 res $? "VM: skip-counted.sh's skip is reported as SKIP"
+grep -qE '^not ok [0-9]+ fail-sm-header \[stock\+bogus\] - case header # unknown subnet manager' "$T/out"
+res $? "VM: an unknown '# sm:' mode is a failure, not a boot"
+grep -qE '^ok [0-9]+ pass \[stock\] - SM_MODE is embedded by default' "$T/out"
+res $? "VM: the guest gets SM_MODE (embedded by default)"
 
 last=$(tail -n 1 "$T/out")
 nf=$(grep -c '^not ok' "$T/out")

@@ -10,3 +10,4 @@ ok "trivially true"
 check "true runs" true
 check_fail "false fails" false
 check_wait "wait_for sees a file" 5 test -e /proc/uptime
+check "SM_MODE is embedded by default" test "$SM_MODE" = embedded
