@@ -290,6 +290,11 @@ port_lid() {
 	printf '%d\n' "$(cat "/sys/class/infiniband/$1/ports/1/lid")"
 }
 
+# port_sm_lid DEV: the SM LID of DEV's port 1 in decimal
+port_sm_lid() {
+	printf '%d\n' "$(cat "/sys/class/infiniband/$1/ports/1/sm_lid")"
+}
+
 # port_guid DEV: DEV's node (= port) GUID as 0x0002c90300a00001
 port_guid() {
 	echo "0x$(tr -d ':' <"/sys/class/infiniband/$1/node_guid")"
@@ -362,7 +367,7 @@ sm_members() {
 			"$SIB_DEBUGFS/sa_groups"
 		return
 	fi
-	saquery -C "${SM_CA:-sib0}" -m 2>/dev/null | awk "$_T_SAQUERY_AWK"'
+	saquery -C "${SM_CA:-sib0}" --smkey 1 -m 2>/dev/null | awk "$_T_SAQUERY_AWK"'
 		/^[ \t]*MGID\./ { m = full(val($0)) }
 		/^[ \t]*PortGid\./ { p = full(val($0)) }
 		/^[ \t]*ScopeState\./ { s = val($0); print m, p, "0x" tolower(substr(s, length(s))) }'

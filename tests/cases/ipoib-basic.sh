@@ -5,6 +5,8 @@
 # timeout: 300
 # tier: debug
 # debug-drivers: ours
+# sm: embedded opensm
+# debug-sm: embedded
 #
 # Two hosts (network namespaces) on softib's in-kernel fabric: interfaces,
 # link kind, carrier after the broadcast join, MTU from the group, IPv6
