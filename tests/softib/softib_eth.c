@@ -4,10 +4,16 @@
  * ("rdma link add NAME type softib netdev DEV") sends and receives its IB
  * packets (softib_wire.c) in Ethernet frames of ethertype 0x88B5.
  *
- * Addressing: multicast DLIDs and unicast DLIDs whose MAC is not known yet
- * go to the Ethernet broadcast address; a unicast DLID whose SLID -> MAC
- * pair was learned from a received frame goes to that MAC.  A receiver
- * drops a unicast packet for a LID other than its own.
+ * Addressing: multicast DLIDs, the permissive LID and unicast DLIDs whose
+ * MAC is not known yet go to the Ethernet broadcast address; a unicast DLID
+ * whose SLID -> MAC pair was learned from a received frame goes to that
+ * MAC.  A receiver drops a unicast packet for a LID other than its own.
+ *
+ * With external_sm=1 the port of a bound device is SM-managed like an
+ * in-kernel one (softib_sma.c): it starts in INIT with LID 0 once the lower
+ * netdev has carrier, and the device at the other end of the Ethernet
+ * segment is its link peer: directed-route SMPs (permissive DLID) reach it
+ * by broadcast, so an SM on either side sweeps both ports.
  *
  * Transmit: the core may call softib_eth_xmit() with IRQs off (ib_mad posts
  * under a spinlock with IRQs disabled) while dev_queue_xmit() needs them
@@ -173,7 +179,8 @@ static void softib_eth_learn(struct softib_eth *eth, u16 lid, const u8 *mac)
 	struct softib_eth_l2 *e = &eth->l2[lid % SOFTIB_ETH_L2_SIZE];
 	unsigned long flags;
 
-	if (!is_valid_ether_addr(mac))
+	/* a permissive (or no) SLID names no port */
+	if (!lid || lid >= 0xc000 || !is_valid_ether_addr(mac))
 		return;
 	spin_lock_irqsave(&eth->l2_lock, flags);
 	e->lid = lid;
@@ -189,7 +196,7 @@ static bool softib_eth_lookup(struct softib_eth *eth, u16 dlid, u8 *mac)
 	bool found = false;
 
 	eth_broadcast_addr(mac);
-	if (dlid >= 0xc000)
+	if (!dlid || dlid >= 0xc000)
 		return false;
 	spin_lock_irqsave(&eth->l2_lock, flags);
 	if (e->lid == dlid) {

@@ -253,13 +253,14 @@ static int softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool co
 	struct softib_dev *dst;
 	bool found = false;
 
-	/* external_sm: the SM-managed fabric (softib_switch.c) */
-	if (sdev->sma.fab_port) {
+	/* external_sm: the SM-managed in-kernel fabric (softib_switch.c) */
+	if (sdev->sma.fab_port && !sdev->ndev) {
 		if (softib_sma_route(sdev, pkt, corrupt, can_wait) == -EAGAIN)
 			return -EAGAIN;
 		goto out_free;
 	}
-	if (!softib_dev_active(sdev)) {
+	/* external_sm: an Ethernet-bound port sends SMPs from INIT on */
+	if (!softib_dev_active(sdev) && !softib_sma_eth_tx_ok(sdev, pkt)) {
 		softib_count(sdev, SOFTIB_CNT_DROP_LINK_DOWN);
 		goto out_free;
 	}

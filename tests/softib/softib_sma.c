@@ -357,10 +357,17 @@ void softib_sma_dev_init(struct softib_dev *sdev, u16 fab_port)
 {
 	bool linked;
 
-	if (!softib_sma_enabled() || sdev->ndev || !fab_port || fab_port > softib_sma_ndevs)
+	if (!softib_sma_enabled())
 		return;
-	linked = softib_sw_present() || (softib_sma_ndevs == 2 && fab_port <= 2);
-	softib_sma_port_defaults(&sdev->sma, linked, fab_port);
+	if (sdev->ndev) {
+		/* linked once softib_eth_attach() sees the lower carrier */
+		softib_sma_port_defaults(&sdev->sma, false, SOFTIB_SMA_FAB_ETH);
+	} else {
+		if (!fab_port || fab_port > softib_sma_ndevs)
+			return;
+		linked = softib_sw_present() || (softib_sma_ndevs == 2 && fab_port <= 2);
+		softib_sma_port_defaults(&sdev->sma, linked, fab_port);
+	}
 	sdev->lid = 0;
 	sdev->state = SOFTIB_PORT_DOWN;
 	ib_set_device_ops(&sdev->ibdev, &softib_sma_ops);
@@ -430,6 +437,11 @@ bool softib_sma_link_event(struct softib_dev *sdev, bool up)
 	if (!p->fab_port)
 		return false;
 	spin_lock_irqsave(&softib_sma_lock, flags);
+	/* the lower netdev's other events (NETDEV_CHANGE) are no retraining */
+	if (sdev->ndev && p->linked == up) {
+		spin_unlock_irqrestore(&softib_sma_lock, flags);
+		return true;
+	}
 	was_active = p->state == IB_PORT_ACTIVE;
 	WRITE_ONCE(p->linked, up);
 	WRITE_ONCE(p->state, up ? IB_PORT_INIT : IB_PORT_DOWN);
@@ -439,6 +451,12 @@ bool softib_sma_link_event(struct softib_dev *sdev, bool up)
 	if (was_active)
 		softib_dispatch_port_event(sdev, IB_EVENT_PORT_ERR);
 	return true;
+}
+
+bool softib_sma_eth_tx_ok(const struct softib_dev *sdev, const struct softib_pkt *pkt)
+{
+	return sdev->sma.fab_port == SOFTIB_SMA_FAB_ETH && pkt->dqpn == 0 &&
+	       READ_ONCE(sdev->sma.linked);
 }
 
 int softib_sma_init(unsigned int ndevs)

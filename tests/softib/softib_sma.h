@@ -13,6 +13,11 @@
  * lock, nothing is taken under it) serializes the writers of all SMA state
  * (struct softib_sma_port of every port, the switch tables, and, in this
  * mode, sdev->lid, sdev->state and sdev->pkeys). Readers use READ_ONCE.
+ *
+ * A device bound to a netdev ("rdma link add") is SM-managed in this mode
+ * too (fab_port SOFTIB_SMA_FAB_ETH): linked while the netdev has carrier,
+ * its link peer is whatever port is at the other end of the Ethernet
+ * segment (softib_eth.c).
  */
 #ifndef _SOFTIB_SMA_H
 #define _SOFTIB_SMA_H
@@ -28,6 +33,8 @@ struct softib_pkt;
 struct dentry;
 
 #define SOFTIB_SMA_PKEYS	16	/* P_Key entries of a switch port 0 */
+/* fab_port of an Ethernet-bound port: its link peer is across the netdev */
+#define SOFTIB_SMA_FAB_ETH	0xff
 
 /* What the SM configured on one port (an HCA port or a switch port). */
 struct softib_sma_port {
@@ -96,6 +103,8 @@ void softib_sma_query_port(struct softib_dev *sdev, struct ib_port_attr *attr);
 void softib_sma_rx_smp(struct softib_dev *sdev, const struct softib_pkt *pkt);
 /* Link state knob (debugfs "state") in external-SM mode; true if handled. */
 bool softib_sma_link_event(struct softib_dev *sdev, bool up);
+/* May an Ethernet-bound port that is not ACTIVE send pkt (QP0 from INIT)? */
+bool softib_sma_eth_tx_ok(const struct softib_dev *sdev, const struct softib_pkt *pkt);
 
 /* softib_switch.c: routing on the external-SM fabric */
 int softib_sw_init(unsigned int ndevs, struct dentry *root);

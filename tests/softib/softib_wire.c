@@ -99,15 +99,25 @@ void softib_wire_build(const struct softib_pkt *pkt, u8 *buf)
 	size_t total = softib_wire_len(pkt);
 	u32 pad = softib_wire_pad(pkt->len);
 	u8 vl = pkt->dqpn == 0 ? SOFTIB_LRH_VL15 : 0;
+	u16 dlid = pkt->dlid, slid = pkt->slid;
 	u8 *p = buf;
+
+	/*
+	 * LID 0 never goes on the wire: an SMP from or to a port the SM has
+	 * not given a LID yet (external_sm) carries the permissive LID.
+	 */
+	if (pkt->dqpn == 0) {
+		dlid = dlid ? dlid : SOFTIB_LID_PERMISSIVE;
+		slid = slid ? slid : SOFTIB_LID_PERMISSIVE;
+	}
 
 	/* LRH: VL | LVer 0, SL | LNH, DLID, PktLen (words, incl. ICRC), SLID */
 	p[0] = vl << SOFTIB_LRH_VL_SHIFT;
 	p[1] = (pkt->sl & 0x0f) << SOFTIB_LRH_SL_SHIFT |
 	       (pkt->has_grh ? IB_LNH_IBA_GLOBAL : IB_LNH_IBA_LOCAL);
-	put_unaligned_be16(pkt->dlid, p + 2);
+	put_unaligned_be16(dlid, p + 2);
 	put_unaligned_be16((total / 4) & SOFTIB_LRH_PKTLEN_MASK, p + 4);
-	put_unaligned_be16(pkt->slid, p + 6);
+	put_unaligned_be16(slid, p + 6);
 	p += IB_LRH_BYTES;
 
 	if (pkt->has_grh) {
@@ -153,6 +163,9 @@ void softib_wire_build(const struct softib_pkt *pkt, u8 *buf)
 /* Check the DLID/DQPN/GRH combination: what IB allows a UD packet. */
 static bool softib_wire_addr_ok(u16 dlid, u16 slid, u32 dqpn, bool has_grh)
 {
+	/* an SMP from a port without a LID: the permissive SLID */
+	if (slid == SOFTIB_LID_PERMISSIVE && dqpn == 0)
+		return dlid != 0;
 	if (!dlid || !slid || slid >= SOFTIB_LID_MCAST_BASE)
 		return false;
 	if (dlid == SOFTIB_LID_PERMISSIVE)	/* directed-route SMPs only */
