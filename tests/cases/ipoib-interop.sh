@@ -3,10 +3,14 @@
 # drivers: ours/stock stock/ours
 # vms: 2
 # timeout: 480
+# sm: embedded opensm
 #
 # Interoperability with the in-tree driver: our ib_ipoib in one VM and the
 # stock one in the other (then swapped), over softib's Ethernet transport
 # (SM/SA in VM0). ARP, ping, ping6 and iperf3 TCP in both directions.
+# Under OpenSM, OpenSM runs in VM0 and manages both VMs' ports: its SMPs
+# cross the Ethernet transport, VM1's port gets its LID from it and VM1's
+# SA queries go to it.
 . /tests/lib.sh
 
 ME=$((VM_ID + 1))
@@ -17,6 +21,17 @@ check "load the IB core" load_ib_core
 check "load softib ndevs=0 sm_lid=1" load_softib ndevs=0 sm_lid=1
 check "rdma link add sib$VM_ID type softib netdev eth0" rdma link add "sib$VM_ID" type softib netdev eth0
 check "barrier: softib bound on both VMs" vm_barrier bound 120
+if [ "$SM_MODE" = opensm ]; then
+	check "sib$VM_ID ACTIVE with a LID from OpenSM (in VM0)" sm_up "sib$VM_ID"
+	if [ "$VM_ID" = 1 ]; then
+		check "sib1: the SM is in the other VM (sm_lid $(port_sm_lid sib1), own LID $(port_lid sib1))" \
+			sh -c '. /tests/lib.sh; [ "$(port_sm_lid sib1)" != 0 ] && [ "$(port_sm_lid sib1)" != "$(port_lid sib1)" ]'
+		check_wait "sminfo from VM1 finds OpenSM master across the Ethernet" 30 \
+			sh -c "sminfo -C sib1 | grep -q 'sm lid $(port_sm_lid sib1) .*SMINFO_MASTER'"
+		check_wait "saquery from VM1: OpenSM's NodeRecords list both VMs' ports" 30 \
+			sh -c "saquery -C sib1 | grep -c 'NodeRecord dump' | grep -qx 2"
+	fi
+fi
 
 check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
 check_wait "ib0 exists" 20 test -d /sys/class/net/ib0
