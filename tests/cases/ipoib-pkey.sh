@@ -3,6 +3,7 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 420
+# sm: embedded opensm
 #
 # P_Key child interfaces, both ways: `ip link add ... type ipoib pkey` and
 # the parent's sysfs create_child/delete_child. Children carry traffic in
@@ -10,7 +11,22 @@
 # sysfs shows pkey/mode/umcast/parent/dev_port, every invalid request gets
 # its errno, deleting works, and a NetworkManager-style sequence (write
 # create_child, set mode, bring up, ping) works in partition 0x8002.
+# Under softib's SA the P_Keys are written into the tables by hand; under
+# OpenSM they come from its partitions.conf, which makes the partitions'
+# broadcast groups.
 . /tests/lib.sh
+
+SM_PARTITIONS='Default=0x7fff, ipoib, mtu=4, defmember=full : ALL=full ;
+P1=0x0001, ipoib, mtu=4, rate=7 : ALL=full ;
+P2=0x0002, ipoib, mtu=4, rate=7 : ALL=full ;'
+has_pkeys() {	# has_pkeys DEV PKEY...: DEV's table holds every PKEY
+	local d=$1 k
+	shift
+	for k in "$@"; do
+		grep -qx "$k" /sys/class/infiniband/"$d"/ports/1/pkeys/* || return 1
+	done
+}
+pkeys_from_sm() { has_pkeys sib0 0x8001 0x8002 && has_pkeys sib1 0x8001 0x8002; }
 
 # wr_err FILE VALUE: write VALUE to FILE, print the error (empty if none)
 wr_err() { sh -c "echo $2 >$1" 2>&1 | sed 's/.*write error: //'; }
@@ -43,12 +59,16 @@ gone() { ! ip link show "$1" >/dev/null 2>&1; }
 
 check "load the IB core" load_ib_core || exit 0
 check "load softib ndevs=2" load_softib ndevs=2 || exit 0
-for d in sib0 sib1; do
-	echo "1 0x8001" >"$(sib $d pkeys)"
-	echo "2 0x8002" >"$(sib $d pkeys)"
-done
-check_wait "P_Key tables: 0x8001 at index 1, 0x8002 at 2" 10 sh -c \
-	'grep -qx 0x8002 /sys/class/infiniband/sib1/ports/1/pkeys/2'
+if [ "$SM_MODE" = opensm ]; then
+	check_wait "OpenSM put 0x8001 and 0x8002 in the P_Key tables" 30 pkeys_from_sm
+else
+	for d in sib0 sib1; do
+		echo "1 0x8001" >"$(sib $d pkeys)"
+		echo "2 0x8002" >"$(sib $d pkeys)"
+	done
+	check_wait "P_Key tables: 0x8001 at index 1, 0x8002 at 2" 10 sh -c \
+		'grep -qx 0x8002 /sys/class/infiniband/sib1/ports/1/pkeys/2'
+fi
 check "load $IPOIB_DRIVER ib_ipoib" load_ipoib || exit 0
 check_wait "ib0 and ib1 exist" 20 test -d /sys/class/net/ib1 || exit 0
 
@@ -121,7 +141,7 @@ check_wait "partition 0x8001: ping a -> b" 30 pings a 10.31.0.2
 check_wait "partition 0x8001: ping b -> a" 10 pings b 10.31.0.1
 check_wait "partition 0x8001: ping6 a -> b" 30 in_host a ping -6 -c 1 -W 2 fd31::2
 check "partition 0x8001: 5 pings" in_host a ping -c 5 -i 0.2 -W 2 10.31.0.2
-cat /sys/kernel/debug/softib/sa_groups 2>/dev/null | grep -i 8001
+sm_groups | grep -i 8001
 
 # --- NetworkManager-style: create_child, mode, up, ping ---
 check "NM: echo 0x8002 > ib0/create_child" sh -c 'echo 0x8002 >/sys/class/net/ib0/create_child'
