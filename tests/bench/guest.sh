@@ -14,7 +14,9 @@
 #     count and the slab growth per neighbour (see resolve.c).
 # Every figure goes to the results port as "BENCH <name> <value>"; the host
 # makes the ratios. A step that cannot run reports "not ok" and the others
-# go on. Env (kernel command line): BENCH_T (seconds per iperf3 run).
+# go on. Env (kernel command line): BENCH_T (seconds per iperf3 run),
+# BENCH_STEPS (comma-separated subset of ceil,tcp,udp,ping,resolve; default
+# all), BENCH_PROFILE.
 . /tests/lib.sh
 
 B=/tests/bench
@@ -31,6 +33,13 @@ json_get() {
 	awk -v b="\"$2\"" -v f="\"$3\":" '
 		index($0, b) { x = 1 }
 		x && $1 == f { v = $2; sub(/,$/, "", v); print v; exit }' "$1"
+}
+
+step() {	# step NAME: is NAME in BENCH_STEPS?
+	case ",${BENCH_STEPS:-all}," in
+	*,all,* | *,"$1",*) return 0 ;;
+	esac
+	return 1
 }
 
 counter_of() {	# counter_of FILE NAME
@@ -65,8 +74,10 @@ blast() {	# blast SIZE TAG
 		fail "blast $1 bytes" "write to $SIB_DEBUGFS/blast failed"
 	fi
 }
-blast 96 small
-blast 2048 big
+if step ceil; then
+	blast 96 small
+	blast 2048 big
+fi
 
 # --- iperf3 ---
 in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
@@ -85,15 +96,15 @@ iperf() {	# iperf NAME ARGS...: one iperf3 client run, JSON to $RES/NAME.json
 	return 1
 }
 
-if iperf tcp1; then
+if step tcp && iperf tcp1; then
 	metric tcp1_bps "$(json_get $RES/tcp1.json sum_received bits_per_second)"
 fi
-if iperf tcp4 -P 4; then
+if step tcp && iperf tcp4 -P 4; then
 	metric tcp4_bps "$(json_get $RES/tcp4.json sum_received bits_per_second)"
 fi
 rx_pkts() { in_host b cat /sys/class/net/ib1/statistics/rx_packets; }
 r0=$(rx_pkts)
-if iperf udp64 -u -l 64 -b 0; then
+if step udp && iperf udp64 -u -l 64 -b 0; then
 	# what the driver handed to the stack, whether or not iperf3 kept up
 	metric udp64_dev_rx_pps "$(awk -v n="$(($(rx_pkts) - r0))" -v t="$T" 'BEGIN { printf "%d\n", n / t }')"
 	b=$(json_get $RES/udp64.json sum_received bytes)
@@ -104,7 +115,9 @@ if iperf udp64 -u -l 64 -b 0; then
 fi
 
 # --- ping RTT ---
-if in_host a ping -c 300 -i 0.01 -W 1 192.0.2.2 >$RES/ping.txt 2>&1; then
+if ! step ping; then
+	:
+elif in_host a ping -c 300 -i 0.01 -W 1 192.0.2.2 >$RES/ping.txt 2>&1; then
 	sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' $RES/ping.txt | awk '{ printf "%d\n", $1 * 1000 }' |
 		sort -n >$RES/rtt.us
 	n=$(wc -l <$RES/rtt.us)
@@ -147,22 +160,47 @@ resolve_n() {	# resolve_n N FIRST_LID BASE_IP
 		fail "resolve $n destinations" "only $4 of $n resolved in 60 s"
 	fi
 }
-resolve_n 100 4096 198.18.16.0
-resolve_n 1000 8192 198.19.0.0
+if step resolve; then
+	resolve_n 100 4096 198.18.16.0
+	resolve_n 1000 8192 198.19.0.0
+fi
 
 # --- optional profile (BENCH_PROFILE=1): not part of the figures above ---
+# prof TITLE CMD...: perf record -a -g while CMD runs; the busiest tasks,
+# symbols and modules, and the call chains behind the busiest symbols
+prof() {
+	local title=$1 rep="/usr/bin/perf report -i $RES/perf.data --stdio --no-children"
+	shift
+	/usr/bin/perf record -q -a -g -e cpu-clock -F 999 -o $RES/perf.data -- "$@" >/dev/null 2>&1
+	{
+		echo "=== $IPOIB_DRIVER: perf record -a during $title, by task"
+		$rep -g none --sort comm --percent-limit 1 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 12
+		echo "=== $IPOIB_DRIVER: $title, top symbols"
+		$rep -g none --sort sym --percent-limit 0.7 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 45
+		echo "=== $IPOIB_DRIVER: $title, by module"
+		$rep -g none --sort dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 12
+		echo "=== $IPOIB_DRIVER: $title, call chains (>= 1.5 %, idle left out)"
+		$rep -g folded,1.5,caller,count --sort sym --percent-limit 1.5 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | grep -v 'native_safe_halt\|default_idle\|cpuidle' |
+			cut -c 1-400 | head -n 40
+	} | sed 's/^/PROF /' >>"$RESULTS"
+}
 if [ "${BENCH_PROFILE:-0}" = 1 ] && [ -x /usr/bin/perf ]; then
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
 	echo 0 >/proc/sys/kernel/kptr_restrict
-	in_host a iperf3 -c 192.0.2.2 -p 5201 -t "$T" >/dev/null 2>&1 &
-	/usr/bin/perf record -q -a -e cpu-clock -F 499 -o $RES/perf.data -- sleep "$T" >/dev/null 2>&1
-	wait
-	echo "PROF === $IPOIB_DRIVER: perf record -a during iperf3 TCP 1 stream ($T s), top symbols" >>"$RESULTS"
-	/usr/bin/perf report -i $RES/perf.data --stdio --no-children --sort sym --percent-limit 0.7 2>/dev/null |
-		grep -v '^#' | grep -v '^$' | head -n 45 | sed 's/^/PROF /' >>"$RESULTS"
-	echo "PROF === $IPOIB_DRIVER: by module" >>"$RESULTS"
-	/usr/bin/perf report -i $RES/perf.data --stdio --no-children --sort dso 2>/dev/null |
-		grep -v '^#' | grep -v '^$' | head -n 12 | sed 's/^/PROF /' >>"$RESULTS"
+	step tcp && prof "iperf3 TCP 1 stream ($T s)" \
+		/usr/sbin/ip netns exec a iperf3 -c 192.0.2.2 -p 5201 -t "$T"
+	step ping && prof "100 pings at 10 ms" \
+		/usr/sbin/ip netns exec a ping -q -c 100 -i 0.01 -W 1 192.0.2.2
+	# a third, fresh set of 1000 destinations (LIDs 0x3000 + i)
+	d0=$(sib_counter sib0 drop_no_route)
+	if step resolve && $B/resolve learn "$(sib sib0 inject)" 1 12288 1000 &&
+	   wait_for 60 sh -c "[ \$(awk '\$1 == \"drop_no_route\" { print \$2 }' $(sib sib0 counters)) -ge $((d0 + 1000)) ]"; then
+		$B/resolve neigh ib0 198.19.16.0 12288 1000 >$RES/neigh.prof &&
+			ip -n a -batch $RES/neigh.prof &&
+			prof "cold resolution of 1000 destinations" \
+				$B/resolve /run/netns/a 198.19.16.0 1000 "$(sib sib0 counters)" 60000
+	fi
 	ok "profile"
 fi
 

@@ -13,7 +13,9 @@
 # driver only (no ratios). BENCH_REPORT=FILE: no boots, only the table of
 # an earlier run's rounds.txt. BENCH_PROFILE=1: after the measurements, one
 # more TCP run under `perf record -a` in each boot; the top of the profile
-# goes to build/bench/profile.<driver>.txt. KERNEL/KVER/KDIR as for make check.
+# goes to build/bench/profile.<driver>.txt. BENCH_STEPS: comma-separated
+# subset of ceil,tcp,udp,ping,resolve (default all), for quick experiments.
+# KERNEL/KVER/KDIR as for make check.
 # Output: a table of medians with ours/stock and ours/ceiling ratios, the
 # same in build/bench/results.json, per-round figures in
 # build/bench/rounds.txt, logs in build/bench/logs/. Never fails on a number:
@@ -77,7 +79,7 @@ round() {
 	nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 	tb=$(date +%s)
 	VM_TIMEOUT=${BENCH_VM_TIMEOUT:-600} qemu_run 0 "$LOGDIR/initrd" "$out" \
-		"CASE_FILE=bench/guest CASE_NAME=bench IPOIB_DRIVER=$d VM_ID=0 VM_COUNT=1 TEST_NONCE=$nonce BENCH_T=$BT BENCH_PROFILE=${BENCH_PROFILE:-0}"
+		"CASE_FILE=bench/guest CASE_NAME=bench IPOIB_DRIVER=$d VM_ID=0 VM_COUNT=1 TEST_NONCE=$nonce BENCH_T=$BT BENCH_PROFILE=${BENCH_PROFILE:-0} BENCH_STEPS=${BENCH_STEPS:-all}"
 	res=$(tr -d '\r' <"$out.results")
 	grep '^PROF ' <<<"$res" | sed 's/^PROF //' >"$out.profile"
 	[ -s "$out.profile" ] && cp "$out.profile" "$OUT/profile.$d.txt"
