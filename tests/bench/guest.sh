@@ -179,6 +179,10 @@ prof() {
 		$rep -g none --sort sym --percent-limit 0.7 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 45
 		echo "=== $IPOIB_DRIVER: $title, by module"
 		$rep -g none --sort dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 12
+		echo "=== $IPOIB_DRIVER: $title, inclusive (with callees) share of driver, fabric and stack entry points"
+		/usr/bin/perf report -i $RES/perf.data --stdio --children -g none --sort sym 2>/dev/null |
+			grep -E '\] (ipoib|softib|ib_sa|ib_mad|ib_post|ib_poll|ib_cq|send_mad|recv_handler|__napi_poll|net_rx_action|tcp_sendmsg|tcp_v4_rcv|udp_sendmsg|icmp_rcv|__dev_queue_xmit|dev_hard_start_xmit|validate_xmit|skb_segment|napi_gro_receive|__sys_sendto|process_one_work)' |
+			head -n 40
 		echo "=== $IPOIB_DRIVER: $title, call chains (>= 1.5 %, idle left out)"
 		$rep -g folded,1.5,caller,count --sort sym --percent-limit 1.5 2>/dev/null |
 			grep -v '^#' | grep -v '^$' | grep -v 'native_safe_halt\|default_idle\|cpuidle' |
