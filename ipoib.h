@@ -154,7 +154,7 @@ struct ipoib_path {
 	union ib_gid dgid;		/* key */
 	struct list_head list;		/* priv->path_list, table_lock */
 	struct ipoib_dev_priv *priv;
-	struct work_struct work;	/* start query / install result */
+	struct delayed_work work;	/* start query / install result / retry */
 	unsigned int nr_neigh;		/* under priv->table_lock */
 	unsigned long last_used;	/* jiffies, written racily by xmit */
 	bool dead;			/* set under table_lock + lock */

@@ -19,6 +19,12 @@
 #define IPOIB_PATH_IDLE		(60 * HZ)
 #define IPOIB_PATH_QUERY_MS	3000
 #define IPOIB_PATH_BACKOFF_MS	3000
+/*
+ * First back-off after -EAGAIN from ib_sa: no query went out, ib_sa is
+ * rebuilding its handle to the SM after a fabric event (LID change,
+ * reregister), which takes well under a second.
+ */
+#define IPOIB_PATH_EAGAIN_MS	250
 /* at most this long without asking: a returning SA is used within ~17 s */
 #define IPOIB_PATH_BACKOFF_MAX_MS 16000
 
@@ -51,7 +57,7 @@ struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
 	path->priv = priv;
 	path->last_used = jiffies;
 	path->state = IPOIB_PATH_UNRESOLVED;
-	INIT_WORK(&path->work, ipoib_path_work);
+	INIT_DELAYED_WORK(&path->work, ipoib_path_work);
 	spin_lock_init(&path->lock);
 	skb_queue_head_init(&path->queue);
 
@@ -113,7 +119,7 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 		__skb_queue_tail(&path->queue, skb);
 		if (!path->querying && !path->want_query) {
 			path->want_query = true;
-			queue_work(priv->wq, &path->work);
+			mod_delayed_work(priv->wq, &path->work, 0);
 		}
 	}
 	spin_unlock_bh(&path->lock);
@@ -140,7 +146,7 @@ static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
 	if (!path->result_status)
 		path->result = *resp;
 	/* Under the lock: once querying is false the path may be freed. */
-	queue_work(priv->wq, &path->work);
+	mod_delayed_work(priv->wq, &path->work, 0);
 	spin_unlock_bh(&path->lock);
 	wake_up_all(&priv->path_wait);
 }
@@ -154,14 +160,25 @@ static void ipoib_path_failed(struct ipoib_path *path, int status,
 	__skb_queue_head_init(&drop);
 	spin_lock_bh(&path->lock);
 	if (!path->backoff_ms)
-		path->backoff_ms = IPOIB_PATH_BACKOFF_MS;
+		path->backoff_ms = status == -EAGAIN ? IPOIB_PATH_EAGAIN_MS :
+			IPOIB_PATH_BACKOFF_MS;
 	else
 		path->backoff_ms = min(path->backoff_ms * 2,
 				       IPOIB_PATH_BACKOFF_MAX_MS);
 	path->retry_at = jiffies + msecs_to_jiffies(path->backoff_ms);
-	/* A failed refresh keeps the old AH: it is still the best we know. */
-	if (!rcu_access_pointer(path->ah))
+	/*
+	 * A failed refresh keeps the old AH: it is still the best we know,
+	 * and its senders do not ask for a query, so ask again ourselves
+	 * once the back-off is over. (An unresolved path is asked for by
+	 * its next packet.)
+	 */
+	if (!rcu_access_pointer(path->ah)) {
 		path->state = IPOIB_PATH_FAILED;
+	} else if (!path->dead) {
+		path->want_query = true;
+		queue_delayed_work(priv->wq, &path->work,
+				   msecs_to_jiffies(path->backoff_ms));
+	}
 	skb_queue_splice_init(&path->queue, &drop);
 	spin_unlock_bh(&path->lock);
 
@@ -251,7 +268,8 @@ static void ipoib_path_start_query(struct ipoib_path *path)
 
 static void ipoib_path_work(struct work_struct *work)
 {
-	struct ipoib_path *path = container_of(work, struct ipoib_path, work);
+	struct ipoib_path *path = container_of(to_delayed_work(work),
+					       struct ipoib_path, work);
 	struct sa_path_rec rec;
 	bool have_result, start = false;
 	int status = 0;
@@ -303,7 +321,7 @@ void ipoib_path_refresh_all(struct ipoib_dev_priv *priv)
 			path->state = IPOIB_PATH_UNRESOLVED;
 		if (!path->querying) {
 			path->want_query = true;
-			queue_work(priv->wq, &path->work);
+			mod_delayed_work(priv->wq, &path->work, 0);
 		}
 		spin_unlock(&path->lock);
 	}
@@ -342,7 +360,7 @@ static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
 		return;
 	synchronize_rcu();
 	list_for_each_entry_safe(path, tmp, dead, list) {
-		cancel_work_sync(&path->work);
+		cancel_delayed_work_sync(&path->work);
 		__skb_queue_head_init(&drop);
 		spin_lock_bh(&path->lock);
 		skb_queue_splice_init(&path->queue, &drop);
@@ -390,7 +408,7 @@ void ipoib_path_flush(struct ipoib_dev_priv *priv)
 		int id = 0;
 
 		/* After this no new query can start on @path. */
-		cancel_work_sync(&path->work);
+		cancel_delayed_work_sync(&path->work);
 		spin_lock_bh(&path->lock);
 		if (path->querying) {
 			id = path->query_id;
