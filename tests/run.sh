@@ -317,7 +317,7 @@ run_one() {
 	for i in $(seq 0 $((vms - 1))); do
 		l=$label
 		[ "$vms" = 2 ] && l="$label vm$i"
-		[ -s "$out.vm$i.retried" ] && echo "# $l: $(cat "$out.vm$i.retried")"
+		[ -s "$out.vm$i.retried" ] && echo "# $l: $(tr '\n' ' ' <"$out.vm$i.retried")"
 		VM_TIMEOUT=$tmo parse_results "$out.vm$i.results" "$nonce" "$out.vm$i.console" "$l" \
 			"$(cat "$out.vm$i.rc" 2>/dev/null)" || {
 			ok_all=0

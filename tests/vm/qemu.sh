@@ -9,8 +9,8 @@
 # which is removed first so that a stale verdict can never be read.
 # With VM_BOOT_STALL=S (single-VM boots, see vm_boot), a guest that has not
 # started /init S seconds after QEMU did, or that died before it, is booted
-# once more; OUTPREFIX.retried says so and run.sh prints it (the first
-# console is kept as OUTPREFIX.console.first). Under TCG on a loaded host
+# again, up to twice; OUTPREFIX.retried says so and run.sh prints it (the
+# consoles are kept as OUTPREFIX.console.tryN). Under TCG on a loaded host
 # the kernel now and then stays in early boot, or (debug kernel) KASAN
 # reports an interrupt taken before its descriptor was set up; either way no
 # module is loaded yet, so it is never the code under test.
@@ -18,7 +18,7 @@ qemu_run() {
 	local id=$1 initrd=$2 out=$3 append=$4 smp=${VM_SMP:-2} try qpid t0 stalled
 	shift 4
 	rm -f "$out.retried"
-	for try in 1 2; do
+	for try in 1 2 3; do
 		rm -f "$out.results" "$out.console" "$out.rc" "$out.pid" "$out.stopped"
 		: >"$out.results"
 		timeout -k 5 "${VM_TIMEOUT:-300}" qemu-system-x86_64 \
@@ -31,7 +31,7 @@ qemu_run() {
 			"$@" </dev/null >"$out.qemu" 2>&1 &
 		qpid=$!
 		stalled=0
-		if [ "${VM_BOOT_STALL:-0}" -gt 0 ] && [ "$try" = 1 ]; then
+		if [ "${VM_BOOT_STALL:-0}" -gt 0 ] && [ "$try" -lt 3 ]; then
 			t0=$SECONDS
 			while kill -0 "$qpid" 2>/dev/null; do
 				grep -q 'init: case=' "$out.console" 2>/dev/null && break
@@ -46,13 +46,13 @@ qemu_run() {
 		wait "$qpid"
 		echo $? >"$out.rc"
 		rm -f "$out.pid"
-		[ "${VM_BOOT_STALL:-0}" -gt 0 ] && [ "$try" = 1 ] || break
+		[ "${VM_BOOT_STALL:-0}" -gt 0 ] && [ "$try" -lt 3 ] || break
 		if [ $stalled = 1 ]; then
-			echo "no /init ${VM_BOOT_STALL} s after QEMU started (early-boot stall: $(tr -d '\r' <"$out.console" | tail -n 1 | cut -c1-100)): booted again" >"$out.retried"
+			echo "no /init ${VM_BOOT_STALL} s after QEMU started (early-boot stall: $(tr -d '\r' <"$out.console" | tail -n 1 | cut -c1-100)): booted again" >>"$out.retried"
 		elif [ ! -s "$out.results" ] && ! grep -q 'init: case=' "$out.console" 2>/dev/null; then
 			# died before /init: no module of ours was loaded yet
-			echo "the kernel died before /init ($(tr -d '\r' <"$out.console" | grep -m1 -o 'BUG:.*\|Kernel panic.*' | cut -c1-100)): booted again" >"$out.retried"
-			cp "$out.console" "$out.console.first"
+			echo "the kernel died before /init ($(tr -d '\r' <"$out.console" | grep -m1 -o 'BUG:.*\|Kernel panic.*' | cut -c1-100)): booted again" >>"$out.retried"
+			cp "$out.console" "$out.console.try$try"
 		else
 			break
 		fi
