@@ -12,8 +12,13 @@
 #include "ipoib.h"
 
 #define IPOIB_RX_WR_FLAG	BIT_ULL(32)
-/* GRH + frame up to this size: copied, the receive buffer is reused */
-#define IPOIB_RX_COPYBREAK	(sizeof(struct ib_grh) + 256)
+/*
+ * GRH + frame up to this size: copied into a new skb whose head comes from
+ * the per-CPU page-fragment cache, and the receive buffer is posted again.
+ * That covers every frame of a 2 KiB (or smaller) broadcast-group MTU.
+ */
+#define IPOIB_RX_COPYBREAK	(SKB_WITH_OVERHEAD(PAGE_SIZE) - NET_SKB_PAD - \
+				 NET_IP_ALIGN)
 
 static void ipoib_rx_cq_event(struct ib_cq *cq, void *ctx)
 {
@@ -187,9 +192,11 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	}
 
 	/*
-	 * Small frames (ACKs, pings, small datagrams) are copied into a
-	 * small skb and the big buffer is posted again: no buffer allocation,
-	 * and the socket is charged for the small skb's truesize only.
+	 * Frames up to a page are copied into a right-sized skb and the
+	 * buffer is posted again. A receive buffer holds a port-MTU frame
+	 * (4 KiB + GRH: an 8 KiB kmalloc, zeroed whole by init_on_alloc);
+	 * replacing it for each frame cost more than copying the frame, and
+	 * the socket was charged the 8 KiB truesize for a 2 KiB frame.
 	 */
 	if (wc->byte_len <= IPOIB_RX_COPYBREAK) {
 		skb = napi_alloc_skb(&priv->rx_napi, wc->byte_len);
