@@ -46,6 +46,7 @@
 #define IPOIB_PATH_QUEUE_LEN	16	/* packets held while a path resolves */
 #define IPOIB_MCAST_QUEUE_LEN	16	/* packets held while a send-only join runs */
 #define IPOIB_NAPI_TX_BUDGET	64
+#define IPOIB_MAX_TX_SGE	(MAX_SKB_FRAGS + 1)	/* linear part + frags */
 
 /* The 4-byte header in front of every IPoIB payload. */
 struct ipoib_encap {
@@ -132,8 +133,8 @@ struct ipoib_rx_buf {
 
 struct ipoib_tx_buf {
 	struct sk_buff *skb;
-	u64 mapping;
 	struct ipoib_ah *ah;
+	u64 mapping[IPOIB_MAX_TX_SGE];	/* [0] linear part, then the frags */
 };
 
 /* Resolution state of a path: tells whether path->ah may be used. */
@@ -284,6 +285,7 @@ struct ipoib_dev_priv {
 	/* send side: head under the tx queue lock, tail owned by tx_napi */
 	struct napi_struct tx_napi;
 	struct ipoib_tx_buf *tx_ring;
+	unsigned int max_send_sge;	/* of the QP; > 1: NETIF_F_SG */
 	unsigned int tx_head;
 	unsigned int tx_tail;
 	struct ipoib_tx_stats tx_stats;

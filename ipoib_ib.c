@@ -266,6 +266,64 @@ static unsigned int ipoib_tx_inflight(struct ipoib_dev_priv *priv)
 	return READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail);
 }
 
+/* Unmap the linear part and the first @nr_frags frags of a send. */
+static void ipoib_tx_unmap(struct ipoib_dev_priv *priv,
+			   struct ipoib_tx_buf *buf, unsigned int nr_frags)
+{
+	struct sk_buff *skb = buf->skb;
+	unsigned int f;
+
+	if (skb_headlen(skb))
+		ib_dma_unmap_single(priv->ca, buf->mapping[0], skb_headlen(skb),
+				    DMA_TO_DEVICE);
+	for (f = 0; f < nr_frags; f++)
+		ib_dma_unmap_page(priv->ca, buf->mapping[f + 1],
+				  skb_frag_size(&skb_shinfo(skb)->frags[f]),
+				  DMA_TO_DEVICE);
+}
+
+/*
+ * Map @buf->skb into @sge: the linear part (if any), then every frag.
+ * Returns the number of SGEs, or 0 with nothing left mapped.
+ */
+static unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,
+				 struct ipoib_tx_buf *buf, struct ib_sge *sge)
+{
+	struct sk_buff *skb = buf->skb;
+	unsigned int n = 0, f;
+	u32 lkey = priv->pd->local_dma_lkey;
+
+	if (skb_headlen(skb)) {
+		buf->mapping[0] = ib_dma_map_single(priv->ca, skb->data,
+						    skb_headlen(skb),
+						    DMA_TO_DEVICE);
+		if (unlikely(ib_dma_mapping_error(priv->ca, buf->mapping[0])))
+			return 0;
+		sge[n].addr = buf->mapping[0];
+		sge[n].length = skb_headlen(skb);
+		sge[n].lkey = lkey;
+		n++;
+	}
+	for (f = 0; f < skb_shinfo(skb)->nr_frags; f++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[f];
+		u64 addr;
+
+		addr = ib_dma_map_page(priv->ca, skb_frag_page(frag),
+				       skb_frag_off(frag), skb_frag_size(frag),
+				       DMA_TO_DEVICE);
+		if (unlikely(ib_dma_mapping_error(priv->ca, addr))) {
+			ipoib_tx_unmap(priv, buf, f);
+			return 0;
+		}
+		buf->mapping[f + 1] = addr;
+		sge[n].addr = addr;
+		sge[n].length = skb_frag_size(frag);
+		sge[n].lkey = lkey;
+		n++;
+	}
+	return n;
+}
+
 static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 {
 	unsigned int i = wc->wr_id & (IPOIB_TX_RING_SIZE - 1);
@@ -275,8 +333,7 @@ static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 		ipoib_err_ratelimited(priv, "bogus send completion %llx\n", wc->wr_id);
 		return;
 	}
-	ib_dma_unmap_single(priv->ca, buf->mapping, buf->skb->len,
-			    DMA_TO_DEVICE);
+	ipoib_tx_unmap(priv, buf, skb_shinfo(buf->skb)->nr_frags);
 	u64_stats_update_begin(&priv->tx_stats.syncp);
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		u64_stats_inc(&priv->tx_stats.packets);
@@ -340,46 +397,47 @@ void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb)
 /*
  * Post one frame (starting at the encapsulation header). Called from
  * ndo_start_xmit with the queue lock held. Takes a reference on @ah that
- * the send completion drops.
+ * the send completion drops. With NETIF_F_SG the frags are posted as they
+ * are, one SGE each: no copy into a linear buffer (which, with
+ * init_on_alloc, would also mean zeroing a 4 KiB allocation per packet).
  */
 void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		struct ipoib_ah *ah, u32 qpn)
 {
 	unsigned int head = priv->tx_head;
 	struct ipoib_tx_buf *buf = &priv->tx_ring[head & (IPOIB_TX_RING_SIZE - 1)];
-	struct ib_sge sge;
+	struct ib_sge sge[IPOIB_MAX_TX_SGE];
 	struct ib_ud_wr wr = {};
+	unsigned int nsge;
 	int ret;
 
 	if (unlikely(skb->len > priv->max_ib_mtu ||
 		     ipoib_tx_inflight(priv) >= IPOIB_TX_RING_SIZE ||
-		     skb_linearize(skb))) {
+		     (skb_shinfo(skb)->nr_frags + !!skb_headlen(skb) >
+		      priv->max_send_sge && skb_linearize(skb)))) {
 		ipoib_ah_put(ah);
 		ipoib_count_tx_drop(priv, skb);
 		return;
 	}
 
-	buf->mapping = ib_dma_map_single(priv->ca, skb->data, skb->len,
-					 DMA_TO_DEVICE);
-	if (unlikely(ib_dma_mapping_error(priv->ca, buf->mapping))) {
+	buf->skb = skb;
+	nsge = ipoib_tx_map(priv, buf, sge);
+	if (unlikely(!nsge)) {
+		buf->skb = NULL;
 		ipoib_ah_put(ah);
 		ipoib_count_tx_drop(priv, skb);
 		return;
 	}
-	sge.addr = buf->mapping;
-	sge.length = skb->len;
-	sge.lkey = priv->pd->local_dma_lkey;
 
 	wr.wr.wr_id = head;
-	wr.wr.sg_list = &sge;
-	wr.wr.num_sge = 1;
+	wr.wr.sg_list = sge;
+	wr.wr.num_sge = nsge;
 	wr.wr.opcode = IB_WR_SEND;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.ah = ah->ibah;
 	wr.remote_qpn = qpn;
 	wr.remote_qkey = priv->qkey;
 
-	buf->skb = skb;
 	buf->ah = ah;
 	skb_tx_timestamp(skb);
 	/*
@@ -391,8 +449,7 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	ret = ib_post_send(priv->qp, &wr.wr, NULL);
 	if (unlikely(ret)) {
 		ipoib_warn_ratelimited(priv, "post send failed: %d\n", ret);
-		ib_dma_unmap_single(priv->ca, buf->mapping, skb->len,
-				    DMA_TO_DEVICE);
+		ipoib_tx_unmap(priv, buf, skb_shinfo(skb)->nr_frags);
 		buf->skb = NULL;
 		buf->ah = NULL;
 		ipoib_ah_put(ah);
@@ -607,7 +664,8 @@ static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 	qp_attr.recv_cq = recv_cq;
 	qp_attr.cap.max_send_wr = IPOIB_TX_RING_SIZE;
 	qp_attr.cap.max_recv_wr = IPOIB_RX_RING_SIZE;
-	qp_attr.cap.max_send_sge = 1;
+	qp_attr.cap.max_send_sge = min_t(u32, priv->ca->attrs.max_send_sge,
+					 IPOIB_MAX_TX_SGE);
 	qp_attr.cap.max_recv_sge = 1;
 	qp_attr.sq_sig_type = IB_SIGNAL_ALL_WR;
 	qp_attr.qp_type = IB_QPT_UD;
@@ -620,6 +678,9 @@ static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 	priv->recv_cq = recv_cq;
 	priv->send_cq = send_cq;
 	priv->qp = qp;
+	/* The QP may have more than we asked for: never post more than that. */
+	priv->max_send_sge = min_t(u32, qp_attr.cap.max_send_sge,
+				   IPOIB_MAX_TX_SGE);
 	return 0;
 
 err_destroy_send_cq:
@@ -695,6 +756,14 @@ int ipoib_ib_init(struct ipoib_dev_priv *priv)
 	if (ret)
 		goto err_dealloc_pd;
 
+	/*
+	 * With more than one send SGE, software GSO makes segments that share
+	 * the skb's frags instead of copying each into a new linear skb.
+	 */
+	if (priv->max_send_sge > 1) {
+		priv->dev->hw_features |= NETIF_F_SG;
+		priv->dev->features |= NETIF_F_SG;
+	}
 	netif_napi_add(priv->dev, &priv->rx_napi, ipoib_rx_poll);
 	netif_napi_add_tx(priv->dev, &priv->tx_napi, ipoib_tx_poll);
 	return 0;
