@@ -155,7 +155,7 @@ struct ipoib_path {
 	union ib_gid dgid;		/* key */
 	struct list_head list;		/* priv->path_list, table_lock */
 	struct ipoib_dev_priv *priv;
-	struct delayed_work work;	/* start query / install result / retry */
+	struct delayed_work work;	/* refresh and retry queries */
 	unsigned int nr_neigh;		/* under priv->table_lock */
 	unsigned long last_used;	/* jiffies, written racily by xmit */
 	bool dead;			/* set under table_lock + lock */
@@ -164,13 +164,10 @@ struct ipoib_path {
 	enum ipoib_path_state state;
 	struct ipoib_ah __rcu *ah;	/* written under lock, read under RCU */
 	struct sk_buff_head queue;	/* bounded, packets waiting for ah */
-	bool want_query;		/* xmit or resync asked for a query */
+	bool want_query;		/* refresh/retry: path->work queries */
 	bool querying;			/* an SA query is outstanding */
 	int query_id;
 	struct ib_sa_query *query;
-	bool have_result;		/* callback delivered result below */
-	int result_status;
-	struct sa_path_rec result;
 	struct sa_path_rec rec;		/* record behind path->ah */
 	unsigned int backoff_ms;
 	unsigned long retry_at;		/* jiffies: no query before this */

@@ -84,81 +84,15 @@ static void ipoib_path_drop_queue(struct ipoib_dev_priv *priv,
 }
 
 /*
- * Send @skb (starting at the encapsulation header) on @path, or queue it
- * while the path resolves. Caller holds RCU (the path cannot be freed).
+ * Give up on the current query: count the back-off up and move the waiting
+ * packets to @drop. Returns the back-off in ms.
  */
-void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
+static unsigned int ipoib_path_backoff_locked(struct ipoib_path *path, int status,
+					      struct sk_buff_head *drop)
 {
 	struct ipoib_dev_priv *priv = path->priv;
-	struct ipoib_ah *ah;
-	enum ipoib_counter why = IPOIB_CTR_DROP_NO_PATH;
-	bool drop = false;
 
-	ipoib_touch(&path->last_used);
-
-	ah = ipoib_ah_get_rcu(&path->ah);
-	if (likely(ah)) {
-		ipoib_send(priv, skb, ah, qpn);
-		return;
-	}
-
-	spin_lock_bh(&path->lock);
-	if (path->state == IPOIB_PATH_FAILED) {
-		if (time_before(jiffies, path->retry_at))
-			drop = true;
-		else
-			path->state = IPOIB_PATH_UNRESOLVED;
-	}
-	if (!drop && skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN) {
-		drop = true;
-		why = IPOIB_CTR_DROP_PATH_QUEUE_FULL;
-	}
-	if (!drop) {
-		/* Queued in the form ndo_start_xmit receives it. */
-		skb_push(skb, IPOIB_PSEUDO_LEN);
-		__skb_queue_tail(&path->queue, skb);
-		if (!path->querying && !path->want_query) {
-			path->want_query = true;
-			mod_delayed_work(priv->wq, &path->work, 0);
-		}
-	}
-	spin_unlock_bh(&path->lock);
-
-	if (drop) {
-		ipoib_count(priv, why);
-		atomic_long_inc(&priv->path_drops);
-		ipoib_count_tx_drop(priv, skb);
-	}
-}
-
-static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
-				  int num_prs, void *context)
-{
-	struct ipoib_path *path = context;
-	struct ipoib_dev_priv *priv = path->priv;
-
-	spin_lock_bh(&path->lock);
-	path->querying = false;
-	path->have_result = true;
-	path->result_status = status;
-	if (!status && (!resp || num_prs < 1))
-		path->result_status = -EIO;
-	if (!path->result_status)
-		path->result = *resp;
-	/* Under the lock: once querying is false the path may be freed. */
-	mod_delayed_work(priv->wq, &path->work, 0);
-	spin_unlock_bh(&path->lock);
-	wake_up_all(&priv->path_wait);
-}
-
-static void ipoib_path_failed(struct ipoib_path *path, int status,
-			      enum ipoib_counter why)
-{
-	struct ipoib_dev_priv *priv = path->priv;
-	struct sk_buff_head drop;
-
-	__skb_queue_head_init(&drop);
-	spin_lock_bh(&path->lock);
+	lockdep_assert_held(&path->lock);
 	if (!path->backoff_ms)
 		path->backoff_ms = status == -EAGAIN ? IPOIB_PATH_EAGAIN_MS :
 			IPOIB_PATH_BACKOFF_MS;
@@ -179,14 +113,139 @@ static void ipoib_path_failed(struct ipoib_path *path, int status,
 		queue_delayed_work(priv->wq, &path->work,
 				   msecs_to_jiffies(path->backoff_ms));
 	}
-	skb_queue_splice_init(&path->queue, &drop);
-	spin_unlock_bh(&path->lock);
+	skb_queue_splice_init(&path->queue, drop);
+	return path->backoff_ms;
+}
+
+static void ipoib_path_drop_failed(struct ipoib_path *path, int status,
+				   unsigned int backoff_ms,
+				   enum ipoib_counter why,
+				   struct sk_buff_head *drop)
+{
+	struct ipoib_dev_priv *priv = path->priv;
 
 	net_dbg_ratelimited("%s: no path to %pI6: %d, retry in %u ms\n",
-			    priv->dev->name, path->dgid.raw, status,
-			    path->backoff_ms);
-	atomic_long_add(skb_queue_len(&drop), &priv->counters[why]);
-	ipoib_path_drop_queue(priv, &drop);
+			    priv->dev->name, path->dgid.raw, status, backoff_ms);
+	atomic_long_add(skb_queue_len(drop), &priv->counters[why]);
+	ipoib_path_drop_queue(priv, drop);
+}
+
+static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
+				  int num_prs, void *context);
+
+/*
+ * Send one PathRecord query for @path. Called with path->lock held, from
+ * xmit (like every other first packet to a destination: no work item
+ * between the packet and the fabric) or from the path work (refresh,
+ * retry). ib_sa never calls back before this returns, and the callback
+ * takes path->lock first, so it always finds the query's id stored.
+ */
+static int ipoib_path_start_locked(struct ipoib_path *path)
+{
+	struct ipoib_dev_priv *priv = path->priv;
+	struct sa_path_rec req = {};
+	struct ib_sa_query *query;
+	int id;
+
+	lockdep_assert_held(&path->lock);
+	req.rec_type = SA_PATH_REC_TYPE_IB;
+	req.dgid = path->dgid;
+	req.sgid = priv->local_gid;
+	req.numb_path = 1;
+	req.pkey = cpu_to_be16(priv->pkey);
+	req.traffic_class = priv->bcast_rec.traffic_class;
+
+	id = ib_sa_path_rec_get(&ipoib_sa_client, priv->ca, priv->port, &req,
+				IB_SA_PATH_REC_DGID | IB_SA_PATH_REC_SGID |
+				IB_SA_PATH_REC_NUMB_PATH |
+				IB_SA_PATH_REC_TRAFFIC_CLASS |
+				IB_SA_PATH_REC_PKEY,
+				IPOIB_PATH_QUERY_MS, GFP_ATOMIC,
+				ipoib_path_query_done, path, &query);
+	if (id < 0)
+		return id;
+	path->want_query = false;
+	path->querying = true;
+	path->query_id = id;
+	path->query = query;
+	return 0;
+}
+
+/*
+ * Send @skb (starting at the encapsulation header) on @path, or queue it
+ * while the path resolves. Caller holds RCU (the path cannot be freed).
+ */
+void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
+{
+	struct ipoib_dev_priv *priv = path->priv;
+	enum ipoib_counter why = IPOIB_CTR_DROP_NO_PATH;
+	struct sk_buff_head failed;
+	unsigned int backoff_ms = 0;
+	struct ipoib_ah *ah;
+	bool drop = false;
+	int ret = 0;
+
+	ipoib_touch(&path->last_used);
+
+	ah = ipoib_ah_get_rcu(&path->ah);
+	if (likely(ah)) {
+		ipoib_send(priv, skb, ah, qpn);
+		return;
+	}
+
+	__skb_queue_head_init(&failed);
+	spin_lock_bh(&path->lock);
+	/* The answer may have been installed since the look above. */
+	ah = ipoib_ah_get_rcu(&path->ah);
+	if (ah) {
+		spin_unlock_bh(&path->lock);
+		ipoib_send(priv, skb, ah, qpn);
+		return;
+	}
+	if (path->state == IPOIB_PATH_FAILED) {
+		if (time_before(jiffies, path->retry_at))
+			drop = true;
+		else
+			path->state = IPOIB_PATH_UNRESOLVED;
+	}
+	if (!drop && skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN) {
+		drop = true;
+		why = IPOIB_CTR_DROP_PATH_QUEUE_FULL;
+	}
+	if (!drop) {
+		/* Queued in the form ndo_start_xmit receives it. */
+		skb_push(skb, IPOIB_PSEUDO_LEN);
+		__skb_queue_tail(&path->queue, skb);
+		if (!path->querying && !path->dead) {
+			ret = ipoib_path_start_locked(path);
+			if (ret)
+				backoff_ms = ipoib_path_backoff_locked(path, ret,
+								       &failed);
+		}
+	}
+	spin_unlock_bh(&path->lock);
+
+	if (drop) {
+		ipoib_count(priv, why);
+		atomic_long_inc(&priv->path_drops);
+		ipoib_count_tx_drop(priv, skb);
+	}
+	if (ret)
+		ipoib_path_drop_failed(path, ret, backoff_ms,
+				       IPOIB_CTR_DROP_SA_FAILURE, &failed);
+}
+
+static void ipoib_path_failed(struct ipoib_path *path, int status,
+			      enum ipoib_counter why)
+{
+	struct sk_buff_head drop;
+	unsigned int backoff_ms;
+
+	__skb_queue_head_init(&drop);
+	spin_lock_bh(&path->lock);
+	backoff_ms = ipoib_path_backoff_locked(path, status, &drop);
+	spin_unlock_bh(&path->lock);
+	ipoib_path_drop_failed(path, status, backoff_ms, why, &drop);
 }
 
 static void ipoib_path_install(struct ipoib_path *path,
@@ -230,81 +289,82 @@ static void ipoib_path_install(struct ipoib_path *path,
 		ipoib_requeue_xmit(priv, skb);
 }
 
-static void ipoib_path_start_query(struct ipoib_path *path)
+/*
+ * The SA's answer, a timeout or a cancel. ib_sa calls back in process
+ * context (ib_mad's receive or timeout work, or the local SA's netlink
+ * handler), so the AH is created and the waiting packets are sent right
+ * here. "querying" stays set until the end: it is what keeps a path whose
+ * last neighbour went away from being freed under us.
+ */
+static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
+				  int num_prs, void *context)
 {
+	struct ipoib_path *path = context;
 	struct ipoib_dev_priv *priv = path->priv;
-	struct sa_path_rec req = {};
-	struct ib_sa_query *query;
-	int id;
+	struct sk_buff_head drop;
+	bool dead, refresh;
 
-	req.rec_type = SA_PATH_REC_TYPE_IB;
-	req.dgid = path->dgid;
-	req.sgid = priv->local_gid;
-	req.numb_path = 1;
-	req.pkey = cpu_to_be16(priv->pkey);
-	req.traffic_class = priv->bcast_rec.traffic_class;
+	if (!status && (!resp || num_prs < 1))
+		status = -EIO;
 
-	id = ib_sa_path_rec_get(&ipoib_sa_client, priv->ca, priv->port, &req,
-				IB_SA_PATH_REC_DGID | IB_SA_PATH_REC_SGID |
-				IB_SA_PATH_REC_NUMB_PATH |
-				IB_SA_PATH_REC_TRAFFIC_CLASS |
-				IB_SA_PATH_REC_PKEY,
-				IPOIB_PATH_QUERY_MS, GFP_KERNEL,
-				ipoib_path_query_done, path, &query);
+	__skb_queue_head_init(&drop);
 	spin_lock_bh(&path->lock);
-	if (id < 0) {
-		path->querying = false;
-		spin_unlock_bh(&path->lock);
-		wake_up_all(&priv->path_wait);
-		ipoib_path_failed(path, id, IPOIB_CTR_DROP_SA_FAILURE);
-		return;
-	}
-	if (path->querying) {
-		path->query_id = id;
-		path->query = query;
-	}
+	dead = path->dead;
+	/* a refresh asked while this query was out: its answer may be stale */
+	refresh = path->want_query;
+	path->want_query = false;
+	if (dead)
+		skb_queue_splice_init(&path->queue, &drop);
 	spin_unlock_bh(&path->lock);
+
+	if (dead)
+		/* being freed: nobody will use an AH or want the packets */
+		ipoib_path_drop_queue(priv, &drop);
+	else if (status)
+		ipoib_path_failed(path, status, IPOIB_CTR_DROP_SA_FAILURE);
+	else
+		ipoib_path_install(path, resp);
+
+	spin_lock_bh(&path->lock);
+	path->querying = false;
+	if (refresh && !path->dead) {
+		path->want_query = true;
+		mod_delayed_work(priv->wq, &path->work, 0);
+	}
+	/* Under the lock: once querying is false the path may be freed. */
+	spin_unlock_bh(&path->lock);
+	wake_up_all(&priv->path_wait);
 }
 
+/* Refresh and retry: a query nobody's packet will ask for. */
 static void ipoib_path_work(struct work_struct *work)
 {
 	struct ipoib_path *path = container_of(to_delayed_work(work),
 					       struct ipoib_path, work);
-	struct sa_path_rec rec;
-	bool have_result, start = false;
-	int status = 0;
+	struct sk_buff_head drop;
+	unsigned int backoff_ms = 0;
+	int ret = 0;
 
+	__skb_queue_head_init(&drop);
 	spin_lock_bh(&path->lock);
-	have_result = path->have_result;
-	if (have_result) {
-		path->have_result = false;
-		status = path->result_status;
-		rec = path->result;
-	}
-	spin_unlock_bh(&path->lock);
-
-	if (have_result) {
-		if (status)
-			ipoib_path_failed(path, status,
-					  IPOIB_CTR_DROP_SA_FAILURE);
+	if (path->want_query && !path->querying && !path->dead) {
+		if (!time_before(jiffies, path->retry_at))
+			ret = ipoib_path_start_locked(path);
+		else if (rcu_access_pointer(path->ah))
+			/* an AH in use: nobody's packet will ask, so do it then */
+			queue_delayed_work(path->priv->wq, &path->work,
+					   path->retry_at - jiffies);
 		else
-			ipoib_path_install(path, &rec);
-	}
-
-	spin_lock_bh(&path->lock);
-	if (path->want_query && !path->querying && !path->dead &&
-	    !time_before(jiffies, path->retry_at)) {
-		path->want_query = false;
-		path->querying = true;
-		start = true;
-	} else if (path->want_query && !path->querying && !path->dead) {
-		/* Still backing off: the packets that asked cannot wait. */
-		path->want_query = false;
+			/* unresolved: the next packet asks */
+			path->want_query = false;
+		if (ret)
+			backoff_ms = ipoib_path_backoff_locked(path, ret, &drop);
 	}
 	spin_unlock_bh(&path->lock);
 
-	if (start)
-		ipoib_path_start_query(path);
+	if (ret)
+		ipoib_path_drop_failed(path, ret, backoff_ms,
+				       IPOIB_CTR_DROP_SA_FAILURE, &drop);
 }
 
 /* Fabric changed: ask again for every path, keeping the current AHs. */
@@ -319,10 +379,10 @@ void ipoib_path_refresh_all(struct ipoib_dev_priv *priv)
 		path->retry_at = jiffies;
 		if (path->state == IPOIB_PATH_FAILED)
 			path->state = IPOIB_PATH_UNRESOLVED;
-		if (!path->querying) {
-			path->want_query = true;
+		/* a query out now asks again when it ends */
+		path->want_query = true;
+		if (!path->querying)
 			mod_delayed_work(priv->wq, &path->work, 0);
-		}
 		spin_unlock(&path->lock);
 	}
 	spin_unlock_bh(&priv->table_lock);
@@ -349,7 +409,11 @@ static bool ipoib_path_idle(struct ipoib_path *path)
 	return !querying;
 }
 
-/* Second phase of removal: nobody can find @path any more. */
+/*
+ * Second phase of removal: nobody can find @path any more, and no query can
+ * start on it (both need path->lock and see "dead"). Cancel what is out,
+ * wait for its callback, then free after a grace period for xmit.
+ */
 static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
 				 struct list_head *dead)
 {
@@ -358,9 +422,24 @@ static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
 
 	if (list_empty(dead))
 		return;
+	list_for_each_entry(path, dead, list) {
+		struct ib_sa_query *query = NULL;
+		int id = 0;
+
+		cancel_delayed_work_sync(&path->work);
+		spin_lock_bh(&path->lock);
+		if (path->querying) {
+			id = path->query_id;
+			query = path->query;
+		}
+		spin_unlock_bh(&path->lock);
+		if (query)
+			ib_sa_cancel_query(id, query);
+	}
+	list_for_each_entry(path, dead, list)
+		wait_event(priv->path_wait, ipoib_path_idle(path));
 	synchronize_rcu();
 	list_for_each_entry_safe(path, tmp, dead, list) {
-		cancel_delayed_work_sync(&path->work);
 		__skb_queue_head_init(&drop);
 		spin_lock_bh(&path->lock);
 		skb_queue_splice_init(&path->queue, &drop);
@@ -372,7 +451,11 @@ static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
 	}
 }
 
-/* Free paths no neighbour uses that have been idle for a while. */
+/*
+ * Free paths no neighbour uses that have been idle for a while. A packet
+ * still on its way through a neighbour being freed may start a query on
+ * such a path until it is unlinked: ipoib_path_free_list cancels that.
+ */
 void ipoib_path_gc(struct ipoib_dev_priv *priv)
 {
 	struct ipoib_path *path, *tmp;
@@ -402,24 +485,6 @@ void ipoib_path_flush(struct ipoib_dev_priv *priv)
 	list_for_each_entry_safe(path, tmp, &priv->path_list, list)
 		ipoib_path_unlink(priv, path, &dead);
 	spin_unlock_bh(&priv->table_lock);
-
-	list_for_each_entry(path, &dead, list) {
-		struct ib_sa_query *query = NULL;
-		int id = 0;
-
-		/* After this no new query can start on @path. */
-		cancel_delayed_work_sync(&path->work);
-		spin_lock_bh(&path->lock);
-		if (path->querying) {
-			id = path->query_id;
-			query = path->query;
-		}
-		spin_unlock_bh(&path->lock);
-		if (query)
-			ib_sa_cancel_query(id, query);
-	}
-	list_for_each_entry(path, &dead, list)
-		wait_event(priv->path_wait, ipoib_path_idle(path));
 	ipoib_path_free_list(priv, &dead);
 }
 
