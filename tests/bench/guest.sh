@@ -151,6 +151,7 @@ resolve_n() {	# resolve_n N FIRST_LID BASE_IP
 	echo "resolve $n: $out"
 	set -- $out
 	metric "resolve${n}_ms" "$(awk -v ns="$6" 'BEGIN { printf "%.1f\n", ns / 1e6 }')"
+	metric "resolve${n}_send_ms" "$(awk -v ns="$8" 'BEGIN { printf "%.1f\n", ns / 1e6 }')"
 	metric "resolve${n}_done" "$4"
 	metric "resolve${n}_sa_queries" "$(($(sa_counter path_get) - p0))"
 	metric "resolve${n}_slab_B_per_neigh" "$(( ($(slab_kb) - s0) * 1024 / n ))"

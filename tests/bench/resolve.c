@@ -180,7 +180,7 @@ static int neigh(const char *ifname, const char *base_ip, unsigned int lid0, uns
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9) };
-	long long c0, c, t0, t1, n, i, sent = 0, timeout_ms;
+	long long c0, c, t0, t1, n, i, sent = 0, timeout_ms, ts;
 	int cfd, nsfd, s, sndbuf = 16 << 20;
 	struct timespec ms = { 0, 1000000 };
 	char msg[16] = "ipoib-bench";
@@ -223,6 +223,7 @@ int main(int argc, char **argv)
 			   sizeof(sa)) == sizeof(msg))
 			sent++;
 	}
+	ts = now_ns();
 	for (;;) {
 		c = read_counter(cfd, "drop_no_route");
 		t1 = now_ns();
@@ -230,6 +231,7 @@ int main(int argc, char **argv)
 			break;
 		nanosleep(&ms, NULL);
 	}
-	printf("sent %lld resolved %lld ns %lld\n", sent, c - c0, t1 - t0);
+	printf("sent %lld resolved %lld ns %lld send_ns %lld\n", sent, c - c0, t1 - t0,
+	       ts - t0);
 	return 0;
 }

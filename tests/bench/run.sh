@@ -146,7 +146,7 @@ END {
 				add(d SUBSEP "resolve" n "_q_per_gid", per[r, d, "resolve" n "_sa_queries"] / n)
 	}
 	# name, label, unit scale, precision, better (h/l), target ours/stock, ceiling key
-	nm = split("tcp1_bps tcp4_bps udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh ceil_small_pps ceil_big_Bps", M, " ")
+	nm = split("tcp1_bps tcp4_bps udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh ceil_small_pps ceil_big_Bps", M, " ")
 	L["tcp1_bps"] = "TCP 1 stream (Mbit/s)";	S["tcp1_bps"] = 1e6;	P["tcp1_bps"] = 1;	G["tcp1_bps"] = ">= 1.3";	C["tcp1_bps"] = "tcp1_ceil"
 	L["tcp4_bps"] = "TCP 4 streams (Mbit/s)";	S["tcp4_bps"] = 1e6;	P["tcp4_bps"] = 1;	G["tcp4_bps"] = ">= 1.3";	C["tcp4_bps"] = "tcp4_ceil"
 	L["udp64_pps"] = "UDP 64 B (kpps rcvd)";	S["udp64_pps"] = 1e3;	P["udp64_pps"] = 1;	G["udp64_pps"] = ">= 1.3";	C["udp64_pps"] = "udp64_ceil"
@@ -155,6 +155,7 @@ END {
 	L["rtt_p99_us"] = "ping RTT p99 (us)";	S["rtt_p99_us"] = 1;	P["rtt_p99_us"] = 0;	G["rtt_p99_us"] = ""
 	L["resolve100_ms"] = "resolve 100 dst (ms)";	S["resolve100_ms"] = 1;	P["resolve100_ms"] = 1;	G["resolve100_ms"] = ""
 	L["resolve1000_ms"] = "resolve 1000 dst (ms)";	S["resolve1000_ms"] = 1;	P["resolve1000_ms"] = 1;	G["resolve1000_ms"] = "<= 0.5"
+	L["resolve1000_send_ms"] = "  of which sendto loop (ms)";	S["resolve1000_send_ms"] = 1;	P["resolve1000_send_ms"] = 1;	G["resolve1000_send_ms"] = ""
 	L["resolve100_q_per_gid"] = "SA queries/GID (100)";	S["resolve100_q_per_gid"] = 1;	P["resolve100_q_per_gid"] = 2;	G["resolve100_q_per_gid"] = "ours == 1"
 	L["resolve1000_q_per_gid"] = "SA queries/GID (1000)";	S["resolve1000_q_per_gid"] = 1;	P["resolve1000_q_per_gid"] = 2;	G["resolve1000_q_per_gid"] = "ours == 1"
 	L["resolve1000_slab_B_per_neigh"] = "slab B/neighbour (1000)";	S["resolve1000_slab_B_per_neigh"] = 1;	P["resolve1000_slab_B_per_neigh"] = 0;	G["resolve1000_slab_B_per_neigh"] = ""
