@@ -11,8 +11,11 @@ PKGS=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse
 	qemu-system-x86 busybox-static iputils-ping iperf3 ethtool
 	rdma-core infiniband-diags ibverbs-utils opensm
-	nfs-kernel-server
+	nfs-kernel-server libc6-dev
 )
+# More for one target: make bench with BENCH_PROFILE=1 asks for linux-perf.
+# shellcheck disable=SC2206
+PKGS+=(${DEPS_EXTRA:-})
 
 missing=()
 for p in "${PKGS[@]}"; do

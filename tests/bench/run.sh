@@ -23,6 +23,14 @@
 # produced figures for a driver).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+# Like make check: install what is missing first (apt-get, as root; a no-op
+# when everything is there), before kernel.sh looks for headers and image.
+if [ -z "${BENCH_REPORT:-}" ]; then
+	extra_pkgs=""
+	[ "${BENCH_PROFILE:-0}" = 1 ] && extra_pkgs=linux-perf
+	DEPS_EXTRA=$extra_pkgs "$HERE/../../scripts/deps.sh" ||
+		{ echo "bench: deps failed" >&2; exit 1; }
+fi
 . "$HERE/../vm/kernel.sh" || exit 1
 . "$HERE/../vm/qemu.sh"
 
