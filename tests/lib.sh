@@ -414,6 +414,17 @@ in_host() {
 	/usr/sbin/ip netns exec "$ns" "$@"
 }
 
+# pings NS ADDR: one echo reply from ADDR within $PING_W (default 2) seconds
+pings() { in_host "$1" ping -c 1 -W "${PING_W:-2}" "$2" >/dev/null 2>&1; }
+
+# sa_bcast_members N: softib's SA lists N members of the IPv4 broadcast
+# group of the default P_Key (ff12:401b:ffff::ffff:ffff)
+sa_bcast_members() {
+	[ "$(awk '$1 ~ /^ff12:401b:ffff:0*:0*:0*:ffff:ffff$/ { g = 1; next }
+		$1 != "member" { g = 0 } g && $1 == "member" { n++ } END { print n + 0 }' \
+		"$SIB_DEBUGFS/sa_groups")" = "$1" ]
+}
+
 _t_has_carrier() {
 	ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q 'LOWER_UP'
 }

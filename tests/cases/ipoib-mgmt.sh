@@ -15,7 +15,6 @@
 
 et() { local ns=$1; shift; in_host "$ns" ethtool "$@"; }
 stat_of() { in_host "$1" ethtool -S "$2" | awk -v n="$3" '$1 == n":" { print $2; f = 1 } END { if (!f) print -1 }'; }
-pings() { in_host "$1" ping -c 1 -W 2 "$2" >/dev/null 2>&1; }
 has() { printf '%s\n' "$1" | grep -q "$2"; }
 D=/sys/kernel/debug/ipoib
 

@@ -13,7 +13,7 @@
 # never reaches an interface of the default partition on the same port.
 . /tests/lib.sh
 
-pings() { in_host "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+PING_W=1	# pings (lib.sh): wait 1 s for the reply
 bad() { sib_counter "$1" drop_bad_pkey; }
 rx_of() { in_host "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
 no_carrier() { ! _t_has_carrier "$1" "$2"; }

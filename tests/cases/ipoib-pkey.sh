@@ -54,7 +54,6 @@ ip_fails() {
 	fi
 	ok "$name"
 }
-pings() { in_host "$1" ping -c 1 -W 2 "$2" >/dev/null 2>&1; }
 gone() { ! ip link show "$1" >/dev/null 2>&1; }
 
 check "load the IB core" load_ib_core || exit 0

@@ -20,7 +20,6 @@ sa_member() {	# sa_member MGID GID JOIN_STATE
 		END { exit !f }' "$SA/sa_groups"
 }
 no_carrier() { ! _t_has_carrier "$1" "$2"; }
-pings() { in_host "$1" ping -c 1 -W 2 "$2" >/dev/null 2>&1; }
 pings6() { in_host "$1" ping -6 -c 1 -W 2 "$2" >/dev/null 2>&1; }
 
 check "load the IB core" load_ib_core

@@ -27,7 +27,7 @@
 # 4 x (5 x 7 + 3 x 6) x 10 = 2120, rounded down to 2000 (measured: ~400).
 SA_BOUND=2000
 SA=$SIB_DEBUGFS
-pings() { in_host "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+PING_W=1	# pings (lib.sh): wait 1 s for the reply
 ms_since() { echo $(( ($(_t_now_ds) - $1) * 100 )); }
 drops() {	# drops NS IF: tx_dropped + rx_dropped + the driver's *drop* counters
 	echo $(($(in_host "$1" cat "/sys/class/net/$2/statistics/tx_dropped") + \

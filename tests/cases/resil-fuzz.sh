@@ -30,7 +30,6 @@ stock/*debug*)
 	;;
 esac
 DEV=sib1
-pings() { in_host "$1" ping -c 1 -W 2 "$2" >/dev/null 2>&1; }
 nstat() { in_host b cat "/sys/class/net/ib1/statistics/$1"; }
 sib_sum() {	# every softib drop counter and rx_packets of DEV, summed
 	awk '$1 == "rx_packets" || ($1 ~ /^drop_/) { s += $2 } END { print s + 0 }' "$(sib $DEV counters)"

@@ -17,7 +17,7 @@
 #   announces its new QPN; traffic flows both ways again by itself.
 . /tests/lib.sh
 
-pings() { in_host "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+PING_W=1	# pings (lib.sh): wait 1 s for the reply
 st() { in_host "$1" cat "/sys/class/net/$2/statistics/$3"; }
 estat() { in_host "$1" ethtool -S "$2" | awk -v k="$3:" '$1 == k { print $2 }'; }
 lines() { dmesg_since_mark | grep -c "$1"; }

@@ -19,7 +19,6 @@
 
 MB=${TCP_MB:-50}
 EVENTS=20
-pings() { in_host "$1" ping -c 1 -W 2 "$2" >/dev/null 2>&1; }
 alive() { kill -0 "$1" 2>/dev/null; }
 listening() { in_host b ss -ltn | grep -q ":$1 "; }
 

@@ -16,7 +16,6 @@
 . /tests/lib.sh
 
 ROUNDS=10
-pings() { in_host "$1" ping -c 1 -W 2 "$2" >/dev/null 2>&1; }
 rx_b() { in_host b cat /sys/class/net/ib1/statistics/rx_packets 2>/dev/null || echo 0; }
 rx_above() { [ "$(rx_b)" -gt "$1" ]; }
 gone() { [ ! -d "/sys/module/$1" ]; }

@@ -10,7 +10,7 @@
 # CQ overflow; none of them may make the kernel warn.
 . /tests/lib.sh
 
-pings() { in_host "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+PING_W=1	# pings (lib.sh): wait 1 s for the reply
 knob() { echo "$2" >"$SIB_DEBUGFS/$1"; }
 cnt() { sib_counter "$1" "$2"; }
 above() { [ "$(cnt "$1" "$2")" -gt "$3" ]; }

@@ -11,7 +11,7 @@
 # P_Key table edits raise PKEY_CHANGE and the child follows them.
 . /tests/lib.sh
 
-pings() { in_host "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+PING_W=1	# pings (lib.sh): wait 1 s for the reply
 cnt() { sib_counter "$1" drop_bad_pkey; }
 above() { [ "$(cnt "$1")" -gt "$2" ]; }
 rx_of() { in_host b cat /sys/class/net/ib1.8001/statistics/rx_packets; }

@@ -38,7 +38,6 @@ sa_member() {
 # sa_above NAME VALUE: the SA counter NAME is above VALUE
 sa_above() { [ "$(sa_counter "$1")" -gt "$2" ]; }
 
-pings() { in_host "$1" ping -c 1 -W 2 "$2" >/dev/null 2>&1; }
 
 # mcg_complete IFNAME MGID: ipoib's debugfs says the join of MGID completed
 # (ipoib prints the MGID as 8 groups of %x: no leading zeros)

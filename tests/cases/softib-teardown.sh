@@ -11,7 +11,7 @@
 # with no device; a bad port_mtu is refused.
 . /tests/lib.sh
 
-pings() { in_host "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1; }
+PING_W=1	# pings (lib.sh): wait 1 s for the reply
 ndev_count() { ls /sys/class/infiniband 2>/dev/null | wc -l; }
 
 up_hosts() {	# up_hosts ROUND: two hosts on ib0/ib1, pinging
