@@ -13,6 +13,11 @@
  *   5. priv->table_lock          writers of the neighbour, path and group hashes
  *   6. path->lock, mc->lock      one path's / one group's state and wait queue
  *
+ * A path's SA query is started under 6 (from xmit, so also under 4): only
+ * ib_sa's, ib_mad's and the HCA driver's own spinlocks are taken inside,
+ * and ib_sa calls back from ib_mad's work, never from within
+ * ib_sa_path_rec_get().
+ *
  * Beside 2-6, never together with them: ipoib_debugfs_lock (ipoib_debugfs.c,
  * every interface's debugfs dentries) is taken under rtnl_lock or alone. A
  * child's parent/children links (ipoib_child.c) change under rtnl_lock.
