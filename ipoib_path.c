@@ -85,10 +85,10 @@ static void ipoib_path_drop_queue(struct ipoib_dev_priv *priv,
 
 /*
  * Give up on the current query: count the back-off up and move the waiting
- * packets to @drop. Returns the back-off in ms.
+ * packets to @drop, for ipoib_path_drop_failed() once the lock is dropped.
  */
-static unsigned int ipoib_path_backoff_locked(struct ipoib_path *path, int status,
-					      struct sk_buff_head *drop)
+static void ipoib_path_backoff_locked(struct ipoib_path *path, int status,
+				      struct sk_buff_head *drop)
 {
 	struct ipoib_dev_priv *priv = path->priv;
 
@@ -114,18 +114,17 @@ static unsigned int ipoib_path_backoff_locked(struct ipoib_path *path, int statu
 				   msecs_to_jiffies(path->backoff_ms));
 	}
 	skb_queue_splice_init(&path->queue, drop);
-	return path->backoff_ms;
 }
 
 static void ipoib_path_drop_failed(struct ipoib_path *path, int status,
-				   unsigned int backoff_ms,
 				   enum ipoib_counter why,
 				   struct sk_buff_head *drop)
 {
 	struct ipoib_dev_priv *priv = path->priv;
 
 	net_dbg_ratelimited("%s: no path to %pI6: %d, retry in %u ms\n",
-			    priv->dev->name, path->dgid.raw, status, backoff_ms);
+			    priv->dev->name, path->dgid.raw, status,
+			    READ_ONCE(path->backoff_ms));
 	atomic_long_add(skb_queue_len(drop), &priv->counters[why]);
 	ipoib_path_drop_queue(priv, drop);
 }
@@ -138,9 +137,12 @@ static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
  * xmit (like every other first packet to a destination: no work item
  * between the packet and the fabric) or from the path work (refresh,
  * retry). ib_sa never calls back before this returns, and the callback
- * takes path->lock first, so it always finds the query's id stored.
+ * takes path->lock first, so it always finds the query's id stored. If no
+ * query could be sent, the path backs off and its waiting packets move to
+ * @failed, for ipoib_path_drop_failed().
  */
-static int ipoib_path_start_locked(struct ipoib_path *path)
+static int ipoib_path_start_locked(struct ipoib_path *path,
+				   struct sk_buff_head *failed)
 {
 	struct ipoib_dev_priv *priv = path->priv;
 	struct sa_path_rec req = {};
@@ -162,8 +164,10 @@ static int ipoib_path_start_locked(struct ipoib_path *path)
 				IB_SA_PATH_REC_PKEY,
 				IPOIB_PATH_QUERY_MS, GFP_ATOMIC,
 				ipoib_path_query_done, path, &query);
-	if (id < 0)
+	if (id < 0) {
+		ipoib_path_backoff_locked(path, id, failed);
 		return id;
+	}
 	path->want_query = false;
 	path->querying = true;
 	path->query_id = id;
@@ -180,7 +184,6 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 	struct ipoib_dev_priv *priv = path->priv;
 	enum ipoib_counter why = IPOIB_CTR_DROP_NO_PATH;
 	struct sk_buff_head failed;
-	unsigned int backoff_ms = 0;
 	struct ipoib_ah *ah;
 	bool drop = false;
 	int ret = 0;
@@ -216,12 +219,8 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 		/* Queued in the form ndo_start_xmit receives it. */
 		skb_push(skb, IPOIB_PSEUDO_LEN);
 		__skb_queue_tail(&path->queue, skb);
-		if (!path->querying && !path->dead) {
-			ret = ipoib_path_start_locked(path);
-			if (ret)
-				backoff_ms = ipoib_path_backoff_locked(path, ret,
-								       &failed);
-		}
+		if (!path->querying && !path->dead)
+			ret = ipoib_path_start_locked(path, &failed);
 	}
 	spin_unlock_bh(&path->lock);
 
@@ -231,21 +230,20 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 		ipoib_count_tx_drop(priv, skb);
 	}
 	if (ret)
-		ipoib_path_drop_failed(path, ret, backoff_ms,
-				       IPOIB_CTR_DROP_SA_FAILURE, &failed);
+		ipoib_path_drop_failed(path, ret, IPOIB_CTR_DROP_SA_FAILURE,
+				       &failed);
 }
 
 static void ipoib_path_failed(struct ipoib_path *path, int status,
 			      enum ipoib_counter why)
 {
 	struct sk_buff_head drop;
-	unsigned int backoff_ms;
 
 	__skb_queue_head_init(&drop);
 	spin_lock_bh(&path->lock);
-	backoff_ms = ipoib_path_backoff_locked(path, status, &drop);
+	ipoib_path_backoff_locked(path, status, &drop);
 	spin_unlock_bh(&path->lock);
-	ipoib_path_drop_failed(path, status, backoff_ms, why, &drop);
+	ipoib_path_drop_failed(path, status, why, &drop);
 }
 
 static void ipoib_path_install(struct ipoib_path *path,
@@ -301,28 +299,22 @@ static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
 {
 	struct ipoib_path *path = context;
 	struct ipoib_dev_priv *priv = path->priv;
-	struct sk_buff_head drop;
 	bool dead, refresh;
 
 	if (!status && (!resp || num_prs < 1))
 		status = -EIO;
 
-	__skb_queue_head_init(&drop);
 	spin_lock_bh(&path->lock);
 	dead = path->dead;
 	/* a refresh asked while this query was out: its answer may be stale */
 	refresh = path->want_query;
 	path->want_query = false;
-	if (dead)
-		skb_queue_splice_init(&path->queue, &drop);
 	spin_unlock_bh(&path->lock);
 
-	if (dead)
-		/* being freed: nobody will use an AH or want the packets */
-		ipoib_path_drop_queue(priv, &drop);
-	else if (status)
+	/* A path being freed gets neither: ipoib_path_free_list() drops its queue. */
+	if (!dead && status)
 		ipoib_path_failed(path, status, IPOIB_CTR_DROP_SA_FAILURE);
-	else
+	else if (!dead)
 		ipoib_path_install(path, resp);
 
 	spin_lock_bh(&path->lock);
@@ -342,14 +334,13 @@ static void ipoib_path_work(struct work_struct *work)
 	struct ipoib_path *path = container_of(to_delayed_work(work),
 					       struct ipoib_path, work);
 	struct sk_buff_head drop;
-	unsigned int backoff_ms = 0;
 	int ret = 0;
 
 	__skb_queue_head_init(&drop);
 	spin_lock_bh(&path->lock);
 	if (path->want_query && !path->querying && !path->dead) {
 		if (!time_before(jiffies, path->retry_at))
-			ret = ipoib_path_start_locked(path);
+			ret = ipoib_path_start_locked(path, &drop);
 		else if (rcu_access_pointer(path->ah))
 			/* an AH in use: nobody's packet will ask, so do it then */
 			queue_delayed_work(path->priv->wq, &path->work,
@@ -357,14 +348,12 @@ static void ipoib_path_work(struct work_struct *work)
 		else
 			/* unresolved: the next packet asks */
 			path->want_query = false;
-		if (ret)
-			backoff_ms = ipoib_path_backoff_locked(path, ret, &drop);
 	}
 	spin_unlock_bh(&path->lock);
 
 	if (ret)
-		ipoib_path_drop_failed(path, ret, backoff_ms,
-				       IPOIB_CTR_DROP_SA_FAILURE, &drop);
+		ipoib_path_drop_failed(path, ret, IPOIB_CTR_DROP_SA_FAILURE,
+				       &drop);
 }
 
 /* Fabric changed: ask again for every path, keeping the current AHs. */
