@@ -52,10 +52,10 @@ qemu_run() {
 		elif [ ! -s "$out.results" ] && ! grep -q 'init: case=' "$out.console" 2>/dev/null; then
 			# died before /init: no module of ours was loaded yet
 			echo "the kernel died before /init ($(tr -d '\r' <"$out.console" | grep -m1 -o 'BUG:.*\|Kernel panic.*' | cut -c1-100)): booted again" >>"$out.retried"
-			cp "$out.console" "$out.console.try$try"
 		else
 			break
 		fi
+		cp "$out.console" "$out.console.try$try"
 	done
 }
 
