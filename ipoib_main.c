@@ -107,9 +107,14 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 	if (up) {
 		cancel_delayed_work_sync(&priv->mcast_work);
 		ipoib_mcast_stop(priv);
+		/*
+		 * Stop the datapath before flushing: with RUNNING clear and the
+		 * queue disabled no xmit can make a neighbour, so none can
+		 * point to a path the flush frees.
+		 */
+		ipoib_ib_stop(priv);
 		ipoib_neigh_flush(priv);
 		ipoib_path_flush(priv);
-		ipoib_ib_stop(priv);
 	}
 	priv->pkey = pkey;
 	ipoib_build_bcast_addr(priv, priv->dev->broadcast);
@@ -270,12 +275,12 @@ static int ipoib_stop(struct net_device *dev)
 	cancel_delayed_work_sync(&priv->gc_work);
 
 	ipoib_mcast_stop(priv);
-	ipoib_neigh_flush(priv);
-	ipoib_path_flush(priv);
-
+	/* Datapath first, as on a P_Key change: no neighbour made after the flush. */
 	mutex_lock(&priv->op_mutex);
 	ipoib_ib_stop(priv);
 	mutex_unlock(&priv->op_mutex);
+	ipoib_neigh_flush(priv);
+	ipoib_path_flush(priv);
 	flush_work(&priv->ah_reap_work);
 	return 0;
 }

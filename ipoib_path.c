@@ -464,7 +464,11 @@ void ipoib_path_gc(struct ipoib_dev_priv *priv)
 	ipoib_path_free_list(priv, &dead);
 }
 
-/* Remove every path (interface going down); neighbours are gone already. */
+/*
+ * Remove every path (interface going down, P_Key change). Neighbours are
+ * gone already and RUNNING is clear, so no xmit can make a new one: a
+ * neighbour made between the two flushes would point to a freed path.
+ */
 void ipoib_path_flush(struct ipoib_dev_priv *priv)
 {
 	struct ipoib_path *path, *tmp;
