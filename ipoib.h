@@ -447,7 +447,8 @@ void ipoib_build_bcast_addr(struct ipoib_dev_priv *priv, u8 *addr);
 /* ipoib_child.c */
 int ipoib_child_create(struct ipoib_dev_priv *ppriv, u16 pkey);
 int ipoib_child_delete(struct ipoib_dev_priv *ppriv, u16 pkey);
-void ipoib_child_remove_all(struct ipoib_dev_priv *ppriv);
+void ipoib_child_unlink_all(struct ipoib_dev_priv *ppriv,
+			    struct list_head *kill);
 int ipoib_child_get_iflink(const struct net_device *dev);
 bool ipoib_pkey_check(struct ipoib_dev_priv *priv, u16 *pkey);
 int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,

@@ -7,7 +7,8 @@
  *
  * A child is set up by the same ipoib_dev_init() as a port interface and
  * differs only in where its P_Key comes from. Children hang off their
- * parent's `children` list (rtnl); the parent removes them before it goes.
+ * parent's `children` list (rtnl); the parent unregisters them together
+ * with itself, in one unregister_netdevice_many().
  * A child whose P_Key is not in the port's P_Key table stays up without
  * carrier; the P_Key resync (ipoib_pkey_check()) starts and stops it as
  * the table changes.
@@ -221,17 +222,18 @@ int ipoib_child_delete(struct ipoib_dev_priv *ppriv, u16 pkey)
 	return ret;
 }
 
-/* The parent is going away: remove every child first. */
-void ipoib_child_remove_all(struct ipoib_dev_priv *ppriv)
+/*
+ * The parent is going away: queue every child on @kill, in the same rtnl
+ * section that queues the parent (ipoib_remove_port()).
+ */
+void ipoib_child_unlink_all(struct ipoib_dev_priv *ppriv,
+			    struct list_head *kill)
 {
 	struct ipoib_dev_priv *priv, *tmp;
-	LIST_HEAD(kill);
 
-	rtnl_lock();
+	ASSERT_RTNL();
 	list_for_each_entry_safe(priv, tmp, &ppriv->children, child_list)
-		ipoib_child_unlink(priv, &kill);
-	unregister_netdevice_many(&kill);
-	rtnl_unlock();
+		ipoib_child_unlink(priv, kill);
 }
 
 /* rtnetlink */
@@ -288,6 +290,10 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 		return -ENODEV;
 	}
 	ppriv = netdev_priv(pdev);
+	if (pdev->reg_state != NETREG_REGISTERED) {
+		NL_SET_ERR_MSG(extack, "ipoib: the parent is being removed");
+		return -ENODEV;
+	}
 	if (ppriv->parent) {
 		NL_SET_ERR_MSG(extack, "ipoib: a child interface cannot have children");
 		return -EINVAL;

@@ -457,13 +457,24 @@ err_free_netdev:
 	return ERR_PTR(ret);
 }
 
+/*
+ * The children and the parent go in one rtnl section and one
+ * unregister_netdevice_many(): a create_child or newlink that waited for
+ * rtnl finds the parent unregistered (or gone from the ifindex table) and
+ * fails, so no child can outlive its parent. The children's destructors
+ * run in rtnl_unlock(), before the parent's own cleanup.
+ */
 static void ipoib_remove_port(struct ipoib_dev_priv *priv)
 {
 	struct net_device *dev = priv->dev;
+	LIST_HEAD(kill);
 
-	ipoib_child_remove_all(priv);
+	rtnl_lock();
+	ipoib_child_unlink_all(priv, &kill);
 	ipoib_debugfs_remove(priv);
-	unregister_netdev(dev);	/* runs ipoib_stop if up */
+	unregister_netdevice_queue(dev, &kill);	/* runs ipoib_stop if up */
+	unregister_netdevice_many(&kill);
+	rtnl_unlock();
 	ipoib_dev_cleanup(priv);
 	free_netdev(dev);
 }

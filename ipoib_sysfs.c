@@ -113,7 +113,7 @@ static DEVICE_ATTR_RW(umcast);
 static ssize_t parent_show(struct device *d, struct device_attribute *attr,
 			   char *buf)
 {
-	/* A parent outlives its children (ipoib_child_remove_all). */
+	/* A parent outlives its children (ipoib_remove_port()). */
 	return sysfs_emit(buf, "%s\n", ipoib_sysfs_priv(d)->parent->dev->name);
 }
 static DEVICE_ATTR_RO(parent);
