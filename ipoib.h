@@ -329,7 +329,8 @@ struct ipoib_dev_priv {
 	struct list_head children;	/* our children (child_list), rtnl */
 	struct list_head child_list;	/* in parent->children, rtnl */
 	bool umcast;			/* READ_ONCE/WRITE_ONCE, no lock */
-	u16 coal_usecs;			/* RX CQ moderation, rtnl (ethtool) */
+	u16 coal_usecs;			/* RX CQ moderation: ethtool writes under */
+					/* rtnl + op_mutex, recreate reads */
 	u16 coal_frames;
 	atomic_long_t counters[IPOIB_CTR_NR];	/* any context */
 	struct dentry *debugfs;		/* our directory, ipoib_debugfs_lock */

@@ -173,20 +173,28 @@ static int ipoib_set_coalesce(struct net_device *dev,
 		NL_SET_ERR_MSG(extack, "ipoib: CQ moderation takes at most 65535");
 		return -EINVAL;
 	}
-	ret = rdma_set_cq_moderation(priv->recv_cq,
+	/*
+	 * op_mutex: the resync work replaces the CQ under it (and leaves it
+	 * NULL after a failed recreate). The values are kept and applied to
+	 * every new receive CQ (ipoib_ib_create_qp()), so -c stays true.
+	 */
+	mutex_lock(&priv->op_mutex);
+	ret = priv->recv_cq ?
+	      rdma_set_cq_moderation(priv->recv_cq,
 				     ec->rx_max_coalesced_frames,
-				     ec->rx_coalesce_usecs);
+				     ec->rx_coalesce_usecs) : 0;
+	if (!ret) {
+		priv->coal_usecs = ec->rx_coalesce_usecs;
+		priv->coal_frames = ec->rx_max_coalesced_frames;
+	}
+	mutex_unlock(&priv->op_mutex);
 	if (ret == -EOPNOTSUPP) {
 		netdev_info(dev, "%s cannot moderate completion events\n",
 			    dev_name(&priv->ca->dev));
 		NL_SET_ERR_MSG(extack,
 			       "ipoib: the HCA cannot moderate completion events");
 	}
-	if (ret)
-		return ret;
-	priv->coal_usecs = ec->rx_coalesce_usecs;
-	priv->coal_frames = ec->rx_max_coalesced_frames;
-	return 0;
+	return ret;
 }
 
 const struct ethtool_ops ipoib_ethtool_ops = {

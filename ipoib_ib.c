@@ -651,6 +651,15 @@ static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 			       &cq_attr);
 	if (IS_ERR(recv_cq))
 		return PTR_ERR(recv_cq);
+	/* ethtool -C applies to the receive CQ we have, so to a new one too */
+	if (priv->coal_usecs || priv->coal_frames) {
+		ret = rdma_set_cq_moderation(recv_cq, priv->coal_frames,
+					     priv->coal_usecs);
+		if (ret)
+			netdev_warn(priv->dev,
+				    "cannot moderate the new receive CQ: %d\n",
+				    ret);
+	}
 
 	cq_attr.cqe = IPOIB_TX_RING_SIZE + 1;
 	send_cq = ib_create_cq(priv->ca, ipoib_tx_cq_event, ipoib_cq_error, priv,
