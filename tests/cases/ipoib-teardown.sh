@@ -8,6 +8,8 @@
 # nothing is reported), then two softib devices bound to a veth pair with
 # "rdma link add", and one of them removed with "rdma link delete" while
 # traffic flows: its interface goes, the other survives, nothing reported.
+# Then a device removed while writers hammer its port's create_child: no
+# child outlives its parent.
 . /tests/lib.sh
 
 check "load the IB core" load_ib_core
@@ -58,6 +60,33 @@ check_wait "$i2 is gone" 20 sh -c "! /usr/sbin/ip netns exec d test -e /sys/clas
 check "$i1 is still there" in_host c test -e "/sys/class/net/$i1"
 killall iperf3 ping 2>/dev/null
 sleep 1
+
+# --- create_child racing device removal ---
+# Writers hammer create_child while the device goes. The children and the
+# port interface must go in one rtnl section: a child created in between
+# would outlive its parent and keep resources of the removed device.
+left=
+for r in 1 2 3 4 5 6; do
+	if ! rdma link add sibeth3 type softib netdev sibe2; then
+		left="rdma link add failed"
+		break
+	fi
+	wait_for 20 sh -c 'ls /sys/class/net | grep -q "^ib"'
+	p=$(ls /sys/class/net | grep '^ib' | head -n 1)
+	pids=
+	for w in 1 2 3; do
+		(while :; do echo 0x812$w >"/sys/class/net/$p/create_child"; done) 2>/dev/null &
+		pids="$pids $!"
+	done
+	wait_for 10 sh -c "ls /sys/class/net | grep -q '^$p\.'"
+	rdma link delete sibeth3
+	kill $pids 2>/dev/null
+	wait $pids 2>/dev/null
+	left=$(ls /sys/class/net | grep '^ib')
+	[ -n "$left" ] && break
+done
+echo "round $r, left: ${left:-nothing}"
+check "create_child during device removal: no child outlives its parent" test -z "$left"
 check "rmmod ib_ipoib with a device left" rmmod ib_ipoib
 
 check "unload everything" unload_all
