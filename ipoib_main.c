@@ -255,9 +255,13 @@ static int ipoib_open(struct net_device *dev)
 		mutex_unlock(&priv->op_mutex);
 		return ret;
 	}
-	mutex_unlock(&priv->op_mutex);
-
+	/*
+	 * Still under op_mutex: a resync (P_Key change, CQ recovery) stops
+	 * and frees the groups under it, and must not run between the
+	 * insertion of the broadcast group and priv->bcast pointing to it.
+	 */
 	ipoib_mcast_start(priv);
+	mutex_unlock(&priv->op_mutex);
 	queue_delayed_work(priv->wq, &priv->gc_work, 10 * HZ);
 	return 0;
 }
@@ -274,9 +278,14 @@ static int ipoib_stop(struct net_device *dev)
 	cancel_delayed_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->gc_work);
 
-	ipoib_mcast_stop(priv);
-	/* Datapath first, as on a P_Key change: no neighbour made after the flush. */
+	/*
+	 * Under op_mutex: a resync queued by an IB event after the cancel
+	 * above may still recreate the QP the groups are detached from.
+	 * Datapath before the flushes, as on a P_Key change: no neighbour is
+	 * made after the neighbour flush.
+	 */
 	mutex_lock(&priv->op_mutex);
+	ipoib_mcast_stop(priv);
 	ipoib_ib_stop(priv);
 	mutex_unlock(&priv->op_mutex);
 	ipoib_neigh_flush(priv);

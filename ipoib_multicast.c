@@ -589,11 +589,12 @@ void ipoib_mcast_rejoin_all(struct ipoib_dev_priv *priv)
 	ipoib_mcast_kick(priv);
 }
 
-/* ndo_open: create the broadcast group and start joining. */
+/* ndo_open, resync: create the broadcast group and start joining. */
 void ipoib_mcast_start(struct ipoib_dev_priv *priv)
 {
 	struct ipoib_mcast *mc;
 
+	lockdep_assert_held(&priv->op_mutex);
 	mc = ipoib_mcast_alloc(priv, (union ib_gid *)(priv->dev->broadcast + 4),
 			       GFP_KERNEL);
 	if (mc) {
@@ -609,11 +610,16 @@ void ipoib_mcast_start(struct ipoib_dev_priv *priv)
 	ipoib_mcast_kick(priv);
 }
 
-/* ndo_stop: leave every group. The multicast work is already cancelled. */
+/*
+ * ndo_stop, resync: leave every group. The multicast work is already
+ * cancelled; op_mutex keeps the QP we detach from.
+ */
 void ipoib_mcast_stop(struct ipoib_dev_priv *priv)
 {
 	struct ipoib_mcast *mc, *tmp;
 	LIST_HEAD(dead);
+
+	lockdep_assert_held(&priv->op_mutex);
 
 	mutex_lock(&priv->mcast_mutex);
 	list_for_each_entry_safe(mc, tmp, &priv->mcast_list, list)
