@@ -323,9 +323,14 @@ static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
 		path->want_query = true;
 		mod_delayed_work(priv->wq, &path->work, 0);
 	}
-	/* Under the lock: once querying is false the path may be freed. */
-	spin_unlock_bh(&path->lock);
+	/*
+	 * Both under the lock: once querying is false the path may be freed,
+	 * and once its waiter sees that, so may priv (device removal). The
+	 * waiter's condition takes path->lock, so it cannot see querying
+	 * false before this wake-up is done.
+	 */
 	wake_up_all(&priv->path_wait);
+	spin_unlock_bh(&path->lock);
 }
 
 /* Refresh and retry: a query nobody's packet will ask for. */
