@@ -14,7 +14,8 @@
 # - receive starvation: softib counts drop_no_rwqe, traffic flows again;
 # - CQ overflow: softib counts cq_overflow, the driver logs the CQ error once,
 #   makes a new QP and CQs (a CQ in error takes no more completions) and
-#   announces its new QPN; traffic flows both ways again by itself.
+#   announces its new QPN; traffic flows both ways again by itself; the
+#   ethtool -C moderation is applied to the new receive CQ and still shown.
 . /tests/lib.sh
 
 PING_W=1	# pings (lib.sh): wait 1 s for the reply
@@ -75,6 +76,9 @@ check_wait "rx_starve 5: a -> b works" 10 pings a 192.0.2.2
 # CQs by itself, and the new QPN (part of ib2's address) reaches a through
 # a gratuitous ARP: both directions work again without reloading anything.
 addr0=$(in_host c cat /sys/class/net/ib2/address)
+# ethtool -C moderation must follow the receive CQ to its replacement
+check "ethtool -C ib2 rx-usecs 10 rx-frames 16" in_host c ethtool -C ib2 rx-usecs 10 rx-frames 16
+m0=$(sib_counter sib2 cq_modify)
 dmesg_mark cq
 echo 1 >"$(sib sib2 fail_cq_overflow)"
 in_host c ping -c 3 -i 0.3 -W 1 192.0.2.1 >/dev/null
@@ -90,4 +94,8 @@ check_wait "fail_cq_overflow: a -> c works (a learned the new address)" 30 pings
 check_wait "fail_cq_overflow: a's neighbour entry for c has the new address" 20 \
 	sh -c "/usr/sbin/ip netns exec a /usr/sbin/ip neigh show 192.0.2.3 dev ib0 | grep -q '$addr1'"
 check "fail_cq_overflow: 20 pings c -> a, no loss" in_host c ping -c 20 -i 0.05 -W 2 192.0.2.1
+check "fail_cq_overflow: the new receive CQ got the moderation (cq_modify $m0 -> $(sib_counter sib2 cq_modify))" \
+	test "$(sib_counter sib2 cq_modify)" -gt "$m0"
+check "fail_cq_overflow: ethtool -c still says rx-usecs 10, rx-frames 16" sh -c \
+	"/usr/sbin/ip netns exec c ethtool -c ib2 | grep -q '^rx-usecs: *10' && /usr/sbin/ip netns exec c ethtool -c ib2 | grep -q '^rx-frames: *16'"
 check "unload everything" unload_all
