@@ -270,6 +270,7 @@ struct ipoib_dev_priv {
 	bool mtu_internal;		/* carrier work sets the MTU, rtnl */
 
 	struct mutex op_mutex;		/* QP state changes, open/stop/resync */
+	bool dying;			/* op_mutex: ipoib_dev_cleanup() began */
 
 	/* IB resources, created at add, destroyed at remove */
 	struct ib_pd *pd;
@@ -401,6 +402,7 @@ int ipoib_ib_init(struct ipoib_dev_priv *priv);
 void ipoib_ib_cleanup(struct ipoib_dev_priv *priv);
 int ipoib_ib_start(struct ipoib_dev_priv *priv);
 void ipoib_ib_stop(struct ipoib_dev_priv *priv);
+void ipoib_ib_destroy_qp(struct ipoib_dev_priv *priv);
 int ipoib_ib_set_qkey(struct ipoib_dev_priv *priv, u32 qkey);
 int ipoib_ib_recreate(struct ipoib_dev_priv *priv);
 void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,

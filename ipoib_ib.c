@@ -699,7 +699,8 @@ err_destroy_recv_cq:
 	return ret;
 }
 
-static void ipoib_ib_destroy_qp(struct ipoib_dev_priv *priv)
+/* Also the first step of ipoib_dev_cleanup(): no CQ, no CQ error event. */
+void ipoib_ib_destroy_qp(struct ipoib_dev_priv *priv)
 {
 	if (!priv->qp)
 		return;

@@ -150,6 +150,11 @@ static void ipoib_resync_task(struct work_struct *work)
 	u16 pkey;
 
 	mutex_lock(&priv->op_mutex);
+	if (priv->dying) {
+		/* ipoib_dev_cleanup(): no new CQs, no carrier_work */
+		mutex_unlock(&priv->op_mutex);
+		return;
+	}
 	if (ipoib_query_port(priv))
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
 
@@ -419,18 +424,30 @@ err_destroy_wq:
 	return ret;
 }
 
-/* Undo ipoib_dev_init() once the netdev is unregistered (or never was). */
+/*
+ * Undo ipoib_dev_init() once the netdev is unregistered (or never was).
+ * First what queues work from outside: the IB event handler, then the
+ * CQs (their error events queue the resync); a resync still queued sees
+ * "dying" and does nothing. Then the work items, each after those that
+ * queue it (resync and mcast queue carrier_work); cancel_*_sync() also
+ * stops a work item that re-arms itself. The workqueue goes once the
+ * paths are freed (their work and the AH reaper run on it), the PD last.
+ */
 void ipoib_dev_cleanup(struct ipoib_dev_priv *priv)
 {
 	ib_unregister_event_handler(&priv->event_handler);
+	mutex_lock(&priv->op_mutex);
+	priv->dying = true;
+	ipoib_ib_destroy_qp(priv);
+	mutex_unlock(&priv->op_mutex);
+
 	cancel_work_sync(&priv->resync_work);
-	cancel_delayed_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->mcast_work);
+	cancel_delayed_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->gc_work);
 	ipoib_neigh_cleanup(priv);
 	ipoib_path_cleanup(priv);
-	flush_workqueue(priv->wq);
-	destroy_workqueue(priv->wq);
+	destroy_workqueue(priv->wq);	/* drains: the AH reaper ran */
 	ipoib_ib_cleanup(priv);
 	ipoib_mcast_cleanup(priv);
 }
