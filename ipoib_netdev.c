@@ -113,6 +113,8 @@ void ipoib_setup(struct net_device *dev)
 	dev->max_mtu = 4096 - IPOIB_ENCAP_LEN;
 	dev->tx_queue_len = 256;
 	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
+	/* no Ethernet header: an 802.1Q device on top would send garbage */
+	dev->features |= NETIF_F_VLAN_CHALLENGED;
 	dev->watchdog_timeo = HZ;
 	dev->rtnl_link_ops = &ipoib_link_ops;
 	dev->netdev_ops = &ipoib_netdev_ops;
