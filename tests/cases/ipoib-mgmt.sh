@@ -10,7 +10,8 @@
 # a clear EOPNOTSUPP when the HCA refuses, softib's fail_modify_cq). With our
 # driver also the drop counters by reason (no path, SA failure, path queue
 # full, no address handle) and the debugfs tables (paths, groups,
-# neighbours) that follow interface renames across namespaces.
+# neighbours) that follow interface renames across namespaces. An 802.1Q
+# device on top of ib0 is refused (no Ethernet header to tag).
 . /tests/lib.sh
 
 et() { local ns=$1; shift; in_host "$ns" ethtool "$@"; }
@@ -125,6 +126,18 @@ if [ "$IPOIB_DRIVER" = ours ]; then
 fi
 check_fail "rx-usecs 70000 is refused" et a -C ib0 rx-usecs 70000
 check "traffic still flows" pings a 10.51.0.2
+
+# --- no VLAN on an IPoIB interface (it has no Ethernet header to tag) ---
+# (NETIF_F_VLAN_CHALLENGED; a dummy device shows that 802.1Q itself works)
+if modprobe 8021q 2>/dev/null && ip link add vdummy0 type dummy &&
+   ip link add link vdummy0 name vdummy0.5 type vlan id 5; then
+	ip link del vdummy0
+	check_fail "ip link add link ib0 type vlan is refused" in_host a ip link add link ib0 name ib0v5 type vlan id 5
+	check "and no such interface exists" in_host a sh -c '! test -e /sys/class/net/ib0v5'
+else
+	ip link del vdummy0 2>/dev/null
+	skip "ip link add link ib0 type vlan is refused" "no 802.1Q support in this kernel"
+fi
 
 # --- debugfs tables (ours) ---
 if [ "$IPOIB_DRIVER" = ours ]; then
