@@ -456,8 +456,13 @@ static void ipoib_mcast_sync_list(struct ipoib_dev_priv *priv)
 			mc->unwanted = true;
 			continue;
 		}
+		/*
+		 * Back before the work got to leave it (say the port was
+		 * down meanwhile): wanted again, and still joined as it was.
+		 */
+		mc->unwanted = false;
 		/* Joined send-only: leave and join again as full member. */
-		if (mc->state != IPOIB_MCAST_IDLE)
+		if (mc->state != IPOIB_MCAST_IDLE && mc->sendonly)
 			mc->rejoin = true;
 	}
 }
