@@ -142,6 +142,19 @@ void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	}
 
 	spin_lock_bh(&mc->lock);
+	/*
+	 * The join may have completed since the look above: the AH is set
+	 * under this lock before the pending queue is flushed, so a packet
+	 * queued after that flush would wait for a flush that never comes.
+	 */
+	ah = ipoib_ah_get_rcu(&mc->ah);
+	if (ah) {
+		spin_unlock_bh(&mc->lock);
+		rcu_read_unlock();
+		ipoib_count(priv, IPOIB_CTR_TX_MCAST);
+		ipoib_send(priv, skb, ah, IB_MULTICAST_QPN);
+		return;
+	}
 	if (skb_queue_len(&mc->pending) < IPOIB_MCAST_QUEUE_LEN) {
 		skb_push(skb, IPOIB_PSEUDO_LEN);
 		__skb_queue_tail(&mc->pending, skb);
