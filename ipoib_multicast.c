@@ -190,6 +190,16 @@ static int ipoib_mcast_join_done(int status, struct ib_sa_multicast *sa_mc)
 
 static void ipoib_mcast_backoff(struct ipoib_mcast *mc)
 {
+	struct ipoib_dev_priv *priv = mc->priv;
+
+	/*
+	 * No broadcast group, no carrier: a failed rejoin (reregister, SM
+	 * restart) must not leave the interface claiming a link that ARP
+	 * and ND cannot use. The next successful join sets it again.
+	 */
+	if (mc == priv->bcast &&
+	    test_and_clear_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
+		queue_delayed_work(priv->wq, &priv->carrier_work, 0);
 	if (!mc->backoff_ms)
 		mc->backoff_ms = IPOIB_MCAST_BACKOFF_MS;
 	else
