@@ -9,6 +9,9 @@
 # parameters from the SA), the IPv4/IPv6 groups of the interface's multicast
 # list, a send-only full-member join for a group we only send to, a leave
 # when the address goes, and leaving everything when the interface goes down.
+# Under softib's SA also: a group removed and added again while the port is
+# down is joined once it is back, and a refused broadcast rejoin (after a
+# reregister) takes the carrier away until the SA answers again.
 # Under softib's SA (its sa_groups) and under OpenSM's (saquery).
 . /tests/lib.sh
 
@@ -35,6 +38,8 @@ group_like_bcast() {
 	[ "$SM_MODE" = opensm ] ||
 		grep -q "^$1 mlid 0x[0-9a-f]* qkey 0x00000b1b mtu 2048 pkey 0xffff" "$SA/sa_groups"
 }
+
+no_carrier() { ! _t_has_carrier "$@"; }
 
 # mcg_complete IFNAME MGID: the driver's debugfs group table says MGID is joined
 mcg_complete() {
@@ -69,6 +74,36 @@ check_wait "a sending to 239.9.9.9 joined it send-only (join_state 0x8)" 20 sa_m
 
 check "b leaves 239.1.2.3" /usr/sbin/ip -n b addr del 239.1.2.3/32 dev ib1
 check_wait "ib1 is no longer a member of 239.1.2.3" 20 sa_not_member $MG_JOIN "$GID1"
+
+if [ "$SM_MODE" = embedded ]; then
+	# A group that leaves the list and comes back while the port is down
+	# is wanted again: joined (and attached) once the port is back.
+	check "b answers multicast echo" in_host b sh -c 'echo 0 >/proc/sys/net/ipv4/icmp_echo_ignore_broadcasts'
+	check "b joins 239.1.2.3 again" /usr/sbin/ip -n b addr add 239.1.2.3/32 dev ib1 autojoin
+	check_wait "a pings 239.1.2.3, b answers" 30 in_host a ping -c 1 -W 2 -I ib0 239.1.2.3
+	echo down >"$(sib sib1 state)"
+	check_wait "sib1 down: no carrier on ib1" 20 no_carrier b ib1
+	/usr/sbin/ip -n b addr del 239.1.2.3/32 dev ib1
+	sleep 1	# the list change reaches the driver while the port is down
+	/usr/sbin/ip -n b addr add 239.1.2.3/32 dev ib1 autojoin
+	echo up >"$(sib sib1 state)"
+	check_wait "sib1 up: carrier on ib1" 30 _t_has_carrier b ib1
+	check_wait "239.1.2.3 left and added while down: b answers again" 30 in_host a ping -c 1 -W 2 -I ib0 239.1.2.3
+	check_wait "and ib1 is a full member of 239.1.2.3" 20 sa_member $MG_JOIN "$GID1" 0x1
+	/usr/sbin/ip -n b addr del 239.1.2.3/32 dev ib1
+
+	# The SA refuses the broadcast rejoin after a reregister: no carrier
+	# while there is no broadcast group; back when the SA answers again.
+	echo 0x0300 >"$SA/sa_status"
+	echo 1 >"$(sib sib0 rereg)"
+	check_wait "reregister, SA refuses the rejoin: ib0 loses its carrier" 30 no_carrier a ib0
+	echo 0 >"$SA/sa_status"
+	check_wait "SA answers again: carrier on ib0" 60 _t_has_carrier a ib0
+	check_wait "ping a -> b" 30 in_host a ping -c 1 -W 2 10.9.0.2
+else
+	skip "group left and added while the port is down" "softib port and SA knobs (embedded SM only)"
+	skip "broadcast rejoin refused: no carrier" "softib port and SA knobs (embedded SM only)"
+fi
 
 check "a goes down" /usr/sbin/ip -n a link set ib0 down
 check_wait "ib0 left the broadcast group" 20 sa_not_member $BCAST "$GID0"
