@@ -152,6 +152,7 @@ struct softib_dev {
 	atomic_t fail_post_send;	/* one-shot failure counts (debugfs) */
 	atomic_t fail_create_ah;
 	atomic_t fail_cq_overflow;
+	atomic_t fail_create_cq;
 	atomic_t fail_modify_cq;	/* modify_cq answers -EOPNOTSUPP */
 	atomic_t rx_starve;
 

@@ -14,12 +14,15 @@
 int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		     struct ib_udata *udata)
 {
+	struct softib_dev *sdev = to_sdev(ibcq->device);
 	struct softib_cq *cq = to_scq(ibcq);
 
 	if (udata || attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SOFTIB_MAX_CQE)
 		return -EINVAL;
+	if (atomic_add_unless(&sdev->fail_create_cq, -1, 0))
+		return -ENOMEM;
 
 	spin_lock_init(&cq->lock);
 	cq->size = attr->cqe + 1;	/* one slot tells full from empty */

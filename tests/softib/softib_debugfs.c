@@ -295,6 +295,8 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("fail_modify_cq", 0600, dir, &sdev->fail_modify_cq,
 				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("fail_create_cq", 0600, dir, &sdev->fail_create_cq,
+				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("rx_starve", 0600, dir, &sdev->rx_starve,
 				   &softib_atomic_fops);
 }
