@@ -320,6 +320,8 @@ struct ipoib_dev_priv {
 	/* fabric events */
 	unsigned long resync_reasons;	/* enum ipoib_resync_reason bits */
 	struct work_struct resync_work;
+	struct delayed_work recreate_work; /* retry a failed QP recreate */
+	unsigned int recreate_backoff_ms; /* op_mutex */
 
 	struct dentry *mcg_dentry;
 	struct dentry *path_dentry;

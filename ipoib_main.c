@@ -35,6 +35,10 @@ static const unsigned long ipoib_event_reasons[] = {
 	[IB_EVENT_CLIENT_REREGISTER]	= BIT(IPOIB_RESYNC_REREG),
 };
 
+/* Back-off between attempts to recreate the QP after a failure. */
+#define IPOIB_RECREATE_BACKOFF_MS	1000
+#define IPOIB_RECREATE_BACKOFF_MAX_MS	16000
+
 /* Reasons after which paths and groups must be asked for again. */
 #define IPOIB_RESYNC_REFRESH (BIT(IPOIB_RESYNC_PORT) | BIT(IPOIB_RESYNC_LID) | \
 			      BIT(IPOIB_RESYNC_PKEY) | BIT(IPOIB_RESYNC_SM) | \
@@ -130,15 +134,40 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 static void ipoib_cq_recover(struct ipoib_dev_priv *priv)
 {
 	bool up = test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
+	unsigned int ms;
 
 	lockdep_assert_held(&priv->op_mutex);
-	if (up) {
-		cancel_delayed_work_sync(&priv->mcast_work);
-		ipoib_mcast_stop(priv);
-		ipoib_ib_stop(priv);
+	/*
+	 * Also when not up: ndo_stop clears ADMIN_UP before it stops the QP
+	 * (under op_mutex, after us), and a running QP cannot be replaced.
+	 */
+	cancel_delayed_work_sync(&priv->mcast_work);
+	ipoib_mcast_stop(priv);
+	ipoib_ib_stop(priv);
+	if (ipoib_ib_recreate(priv)) {
+		/* Try again later, as a join would; ndo_open tries too. */
+		ms = priv->recreate_backoff_ms;
+		ms = ms ? min(ms * 2, IPOIB_RECREATE_BACKOFF_MAX_MS) :
+			  IPOIB_RECREATE_BACKOFF_MS;
+		priv->recreate_backoff_ms = ms;
+		if (up)
+			queue_delayed_work(priv->wq, &priv->recreate_work,
+					   msecs_to_jiffies(ms));
+		return;
 	}
-	if (!ipoib_ib_recreate(priv) && up && !ipoib_ib_start(priv))
+	priv->recreate_backoff_ms = 0;
+	if (up && !ipoib_ib_start(priv))
 		ipoib_mcast_start(priv);
+}
+
+/* A QP recreate failed: ask the resync to try again. */
+static void ipoib_recreate_task(struct work_struct *work)
+{
+	struct ipoib_dev_priv *priv = container_of(to_delayed_work(work),
+						   struct ipoib_dev_priv,
+						   recreate_work);
+
+	ipoib_queue_resync(priv, IPOIB_RESYNC_CQ_ERROR);
 }
 
 static void ipoib_resync_task(struct work_struct *work)
@@ -244,8 +273,11 @@ static int ipoib_open(struct net_device *dev)
 	set_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
 	if (ipoib_query_port(priv))
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
-	/* a CQ error while down: its resync was cancelled by ndo_stop */
-	if (test_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags))
+	/*
+	 * A CQ error while down (its resync was cancelled by ndo_stop), or
+	 * a recreate that failed: no QP.
+	 */
+	if (test_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags) || !priv->qp)
 		ipoib_ib_recreate(priv);
 	ret = ipoib_ib_start(priv);
 	if (ret == -ENOENT) {
@@ -278,6 +310,7 @@ static int ipoib_stop(struct net_device *dev)
 	clear_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
 	netif_carrier_off(dev);
 	netif_tx_disable(dev);
+	cancel_delayed_work_sync(&priv->recreate_work);	/* queues the resync */
 	cancel_work_sync(&priv->resync_work);
 	cancel_delayed_work_sync(&priv->mcast_work);
 	cancel_delayed_work_sync(&priv->carrier_work);
@@ -361,6 +394,7 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 	mutex_init(&priv->op_mutex);
 	spin_lock_init(&priv->table_lock);
 	INIT_WORK(&priv->resync_work, ipoib_resync_task);
+	INIT_DELAYED_WORK(&priv->recreate_work, ipoib_recreate_task);
 	INIT_WORK(&priv->ah_reap_work, ipoib_ah_reap);
 	init_llist_head(&priv->dead_ahs);
 	u64_stats_init(&priv->rx_stats.syncp);
@@ -441,6 +475,7 @@ void ipoib_dev_cleanup(struct ipoib_dev_priv *priv)
 	ipoib_ib_destroy_qp(priv);
 	mutex_unlock(&priv->op_mutex);
 
+	cancel_delayed_work_sync(&priv->recreate_work);
 	cancel_work_sync(&priv->resync_work);
 	cancel_delayed_work_sync(&priv->mcast_work);
 	cancel_delayed_work_sync(&priv->carrier_work);
