@@ -15,7 +15,8 @@
 # - CQ overflow: softib counts cq_overflow, the driver logs the CQ error once,
 #   makes a new QP and CQs (a CQ in error takes no more completions) and
 #   announces its new QPN; traffic flows both ways again by itself; the
-#   ethtool -C moderation is applied to the new receive CQ and still shown.
+#   ethtool -C moderation is applied to the new receive CQ and still shown;
+#   a recreate the HCA refuses (softib fail_create_cq) is tried again.
 . /tests/lib.sh
 
 PING_W=1	# pings (lib.sh): wait 1 s for the reply
@@ -98,4 +99,18 @@ check "fail_cq_overflow: the new receive CQ got the moderation (cq_modify $m0 ->
 	test "$(sib_counter sib2 cq_modify)" -gt "$m0"
 check "fail_cq_overflow: ethtool -c still says rx-usecs 10, rx-frames 16" sh -c \
 	"/usr/sbin/ip netns exec c ethtool -c ib2 | grep -q '^rx-usecs: *10' && /usr/sbin/ip netns exec c ethtool -c ib2 | grep -q '^rx-frames: *16'"
+
+# --- a QP recreate that fails is tried again ---
+# The next CQ overflow finds the HCA refusing one new CQ: the recreate
+# fails once, is retried after a back-off, and traffic flows again.
+dmesg_mark cq2
+echo 1 >"$(sib sib2 fail_create_cq)"
+echo 1 >"$(sib sib2 fail_cq_overflow)"
+in_host c ping -c 3 -i 0.3 -W 1 192.0.2.1 >/dev/null
+check_wait "fail_create_cq: the failed recreate is logged" 20 logged 'cannot recreate the UD QP'
+check "fail_create_cq: the HCA refused it (fail_create_cq left: $(cat "$(sib sib2 fail_create_cq)"))" \
+	test "$(cat "$(sib sib2 fail_create_cq)")" = 0
+check_wait "fail_create_cq: c -> a works again by itself (retried)" 40 pings c 192.0.2.1
+check_wait "fail_create_cq: a -> c works" 30 pings a 192.0.2.3
+dmesg_since_mark | grep -i 'qp\|cq' | head -n 5
 check "unload everything" unload_all
