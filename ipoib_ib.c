@@ -162,11 +162,12 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	struct sk_buff *skb, *nskb;
 	u64 old_mapping, mapping;
 
-	atomic_dec(&priv->rx_posted);
 	if (unlikely(i >= IPOIB_RX_RING_SIZE || !priv->rx_ring[i].skb)) {
+		/* not one we posted: rx_posted does not count it */
 		ipoib_err_ratelimited(priv, "bogus receive completion %llx\n", wc->wr_id);
 		return;
 	}
+	atomic_dec(&priv->rx_posted);
 	buf = &priv->rx_ring[i];
 
 	if (unlikely(wc->status != IB_WC_SUCCESS ||
