@@ -206,7 +206,7 @@ static void ipoib_resync_task(struct work_struct *work)
 	}
 
 	if (restart) {
-		netdev_warn(priv->dev, "restarting the UD QP\n");
+		ipoib_warn_ratelimited(priv, "restarting the UD QP\n");
 		ipoib_ib_stop(priv);
 		if (ipoib_ib_start(priv))
 			netdev_err(priv->dev, "QP restart failed\n");
@@ -357,8 +357,9 @@ static void ipoib_tx_timeout(struct net_device *dev, unsigned int txqueue)
 {
 	struct ipoib_dev_priv *priv = netdev_priv(dev);
 
-	netdev_warn(dev, "transmit timed out, %u sends outstanding\n",
-		    READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail));
+	/* a fabric that stays stuck times out every watchdog period */
+	ipoib_warn_ratelimited(priv, "transmit timed out, %u sends outstanding\n",
+			       READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail));
 	ipoib_queue_resync(priv, IPOIB_RESYNC_TX_TIMEOUT);
 }
 
