@@ -81,8 +81,17 @@ int ipoib_query_port(struct ipoib_dev_priv *priv)
 	ret = ib_query_port(priv->ca, priv->port, &attr);
 	if (ret)
 		return ret;
-	if (!priv->max_ib_mtu)
-		priv->max_ib_mtu = ib_mtu_enum_to_int(attr.max_mtu);
+	if (!priv->max_ib_mtu) {
+		int mtu = ib_mtu_enum_to_int(attr.max_mtu);
+
+		/* -1 is no MTU: as a u32 it would size 4 GiB receive buffers */
+		if (mtu <= IPOIB_ENCAP_LEN) {
+			netdev_err(priv->dev, "port reports no valid MTU (%d)\n",
+				   attr.max_mtu);
+			return -EINVAL;
+		}
+		priv->max_ib_mtu = mtu;
+	}
 	WRITE_ONCE(priv->local_lid, attr.lid);
 	if (attr.state == IB_PORT_ACTIVE)
 		set_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
