@@ -151,6 +151,31 @@ static void ipoib_rx_count(struct ipoib_dev_priv *priv, u64_stats_t *ctr)
 }
 
 /*
+ * Our own multicast, looped back: our QPN from our LID. With a GRH the
+ * source port GUID must be ours too: another port (a router's far side, or
+ * a port whose LID is not assigned yet) can use the same LID and QPN.
+ */
+static bool ipoib_rx_is_own(struct ipoib_dev_priv *priv,
+			    struct ipoib_rx_buf *buf, const struct ib_wc *wc)
+{
+	const struct ib_grh *grh = (const struct ib_grh *)buf->skb->data;
+	bool own;
+
+	if (wc->src_qp != priv->qp->qp_num ||
+	    wc->slid != READ_ONCE(priv->local_lid))
+		return false;
+	if (!(wc->wc_flags & IB_WC_GRH))
+		return true;
+	ib_dma_sync_single_for_cpu(priv->ca, buf->mapping, sizeof(*grh),
+				   DMA_FROM_DEVICE);
+	own = grh->sgid.global.interface_id ==
+	      priv->local_gid.global.interface_id;
+	ib_dma_sync_single_for_device(priv->ca, buf->mapping, sizeof(*grh),
+				      DMA_FROM_DEVICE);
+	return own;
+}
+
+/*
  * One receive completion. The buffer is replaced before the frame goes up;
  * when no memory is available the old buffer is posted again and the frame
  * is counted as dropped, so the ring never shrinks.
@@ -183,7 +208,7 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	}
 
 	/* Our own multicast, looped back by the fabric. */
-	if (wc->src_qp == priv->qp->qp_num && wc->slid == priv->local_lid)
+	if (ipoib_rx_is_own(priv, buf, wc))
 		goto repost;
 
 	if (unlikely(wc->byte_len < sizeof(struct ib_grh) + IPOIB_ENCAP_LEN ||
