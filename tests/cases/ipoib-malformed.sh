@@ -9,7 +9,9 @@
 # inject knob straight into ib1's QP: frames too short for the 4-byte
 # encapsulation header are dropped and counted (rx_length_errors), frames
 # with an unknown encapsulation type or a garbage IPv4 header go to the
-# stack like any frame, and nothing WARNs or crashes.
+# stack like any frame, a multicast frame with our LID and QPN but another
+# port's GID in its GRH is not taken for our own loopback, and nothing
+# WARNs or crashes.
 . /tests/lib.sh
 
 DEV=sib1	# LID 2; sib0 (LID 1) is the SM
@@ -56,6 +58,11 @@ expect_stat "garbage IPv4 header is delivered (the stack drops it)" rx_packets \
 	"$(ud 0 "08 00 00 00 ff ff ff ff $(zeros 16)")"
 expect_stat "nonzero reserved field is delivered" rx_packets \
 	"$(ud 0 "08 06 12 34 $(zeros 28)")"
+# Our LID and QPN as the source are not enough to call a frame our own
+# loopback: its GRH names another port (sib0's GID), so it is delivered.
+MLID=$(awk '$1 ~ /^ff12:401b:ffff:0*:0*:0*:ffff:ffff$/ { print $3 }' "$SIB_DEBUGFS/sa_groups")
+expect_stat "multicast from our LID and QPN but another port's GID is delivered" rx_packets \
+	"$(wire 0 3 "$MLID" $LID "$(grh 0x60 0x1b 56) $(bth $UD 0 0xffff 0xffffff) $(deth $QKEY "$QPN") 08 00 00 00 $(zeros 28)")"
 check "softib counted no drop for them" test "$(sib_counter $DEV drop_malformed)" = 0
 check "ib1 still pings itself through the stack" in_host b ping -c 1 -W 2 10.9.0.2
 check "unload everything" unload_all
