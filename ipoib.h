@@ -6,8 +6,11 @@
  *
  * Lock order (take a lock only while holding locks from lines above it):
  *
- *   1. rtnl_lock                 ndo_open/ndo_stop, carrier work (trylock only)
- *   2. priv->op_mutex            starting/stopping the UD QP and rings
+ *   1. rtnl_lock                 ndo_open/ndo_stop, ethtool, carrier work
+ *                                (trylock only)
+ *   2. priv->op_mutex            the UD QP and its CQs: start/stop, recreate,
+ *                                destroy; the groups' start/stop (attach and
+ *                                detach); CQ moderation (ethtool -C)
  *   3. priv->mcast_mutex         the multicast group list and join/leave state
  *   4. netif_tx_lock (per queue) ndo_start_xmit
  *   5. priv->table_lock          writers of the neighbour, path and group hashes
@@ -21,6 +24,9 @@
  * Beside 2-6, never together with them: ipoib_debugfs_lock (ipoib_debugfs.c,
  * every interface's debugfs dentries) is taken under rtnl_lock or alone. A
  * child's parent/children links (ipoib_child.c) change under rtnl_lock.
+ *
+ * The multicast work sets the Q_Key on the QP (RTS->RTS) under 3 only:
+ * whoever replaces or destroys the QP under 2 cancels that work first.
  *
  * Readers of the three hashes use RCU only; nothing on the per-packet
  * transmit path takes a device-wide lock once a neighbour entry exists.
@@ -269,7 +275,7 @@ struct ipoib_dev_priv {
 	u32 admin_mtu;			/* what the user asked for, rtnl */
 	bool mtu_internal;		/* carrier work sets the MTU, rtnl */
 
-	struct mutex op_mutex;		/* QP state changes, open/stop/resync */
+	struct mutex op_mutex;		/* QP/CQ state, groups start/stop, see top */
 	bool dying;			/* op_mutex: ipoib_dev_cleanup() began */
 
 	/* IB resources, created at add, destroyed at remove */
