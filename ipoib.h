@@ -140,6 +140,7 @@ struct ipoib_tx_stats {
 struct ipoib_rx_buf {
 	struct sk_buff *skb;
 	u64 mapping;
+	bool posted;			/* the QP owns it */
 };
 
 struct ipoib_tx_buf {
@@ -289,6 +290,7 @@ struct ipoib_dev_priv {
 	struct napi_struct rx_napi;
 	struct ipoib_rx_buf *rx_ring;
 	atomic_t rx_posted;
+	unsigned int rx_unposted;	/* buffers whose repost failed */
 	struct ipoib_rx_stats rx_stats;
 
 	/* send side: head under the tx queue lock, tail owned by tx_napi */

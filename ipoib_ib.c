@@ -83,16 +83,36 @@ static int ipoib_rx_post(struct ipoib_dev_priv *priv, unsigned int i)
 	int ret;
 
 	atomic_inc(&priv->rx_posted);
+	buf->posted = true;
 	ret = ib_post_recv(priv->qp, &wr, NULL);
-	if (ret)
+	if (ret) {
+		buf->posted = false;
 		atomic_dec(&priv->rx_posted);
+	}
 	return ret;
+}
+
+/* Post again the buffers whose repost failed (rx_napi). */
+static void ipoib_rx_repost(struct ipoib_dev_priv *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < IPOIB_RX_RING_SIZE && priv->rx_unposted; i++) {
+		struct ipoib_rx_buf *buf = &priv->rx_ring[i];
+
+		if (!buf->skb || buf->posted)
+			continue;
+		if (ipoib_rx_post(priv, i))
+			return;
+		priv->rx_unposted--;
+	}
 }
 
 static void ipoib_rx_free_buf(struct ipoib_dev_priv *priv, unsigned int i)
 {
 	struct ipoib_rx_buf *buf = &priv->rx_ring[i];
 
+	buf->posted = false;
 	if (!buf->skb)
 		return;
 	ib_dma_unmap_single(priv->ca, buf->mapping, priv->rx_buf_size,
@@ -187,13 +207,14 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	struct sk_buff *skb, *nskb;
 	u64 old_mapping, mapping;
 
-	if (unlikely(i >= IPOIB_RX_RING_SIZE || !priv->rx_ring[i].skb)) {
+	if (unlikely(i >= IPOIB_RX_RING_SIZE || !priv->rx_ring[i].posted)) {
 		/* not one we posted: rx_posted does not count it */
 		ipoib_err_ratelimited(priv, "bogus receive completion %llx\n", wc->wr_id);
 		return;
 	}
 	atomic_dec(&priv->rx_posted);
 	buf = &priv->rx_ring[i];
+	buf->posted = false;
 
 	if (unlikely(wc->status != IB_WC_SUCCESS ||
 		     !test_bit(IPOIB_FLAG_RUNNING, &priv->flags))) {
@@ -203,6 +224,10 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 				   wc->status);
 			ipoib_rx_count(priv, &priv->rx_stats.errors);
 		}
+		/* one bad frame while running: the buffer serves again */
+		if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		    test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
+			goto repost;
 		ipoib_rx_free_buf(priv, i);
 		return;
 	}
@@ -253,9 +278,10 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	ipoib_rx_deliver(priv, skb, wc);
 
 repost:
+	/* Kept, not freed: the next poll posts it again (ipoib_rx_repost). */
 	if (unlikely(ipoib_rx_post(priv, i))) {
 		ipoib_warn_ratelimited(priv, "receive post failed\n");
-		ipoib_rx_free_buf(priv, i);
+		priv->rx_unposted++;
 	}
 }
 
@@ -278,6 +304,8 @@ static int ipoib_rx_poll(struct napi_struct *napi, int budget)
 			ipoib_rx_complete(priv, &wcs[k]);
 		done += n;
 	}
+	if (unlikely(priv->rx_unposted))
+		ipoib_rx_repost(priv);
 
 	if (done < budget && napi_complete_done(napi, done)) {
 		if (ib_req_notify_cq(priv->recv_cq, IB_CQ_NEXT_COMP |
@@ -600,6 +628,7 @@ err_reset_qp:
 	for (i = 0; i < IPOIB_RX_RING_SIZE; i++)
 		ipoib_rx_free_buf(priv, i);
 	atomic_set(&priv->rx_posted, 0);
+	priv->rx_unposted = 0;
 	return ret;
 }
 
@@ -652,6 +681,7 @@ void ipoib_ib_stop(struct ipoib_dev_priv *priv)
 	for (i = 0; i < IPOIB_RX_RING_SIZE; i++)
 		ipoib_rx_free_buf(priv, i);
 	atomic_set(&priv->rx_posted, 0);
+	priv->rx_unposted = 0;
 	while (ipoib_tx_inflight(priv)) {
 		struct ib_wc wc = {
 			.wr_id = priv->tx_tail,
