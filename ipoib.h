@@ -183,7 +183,6 @@ struct ipoib_path {
 	struct sa_path_rec rec;		/* record behind path->ah */
 	unsigned int backoff_ms;
 	unsigned long retry_at;		/* jiffies: no query before this */
-	struct rcu_head rcu;
 };
 
 /* Hash key of a neighbour: QPN (flags byte cleared) and GID. */
@@ -250,7 +249,6 @@ struct ipoib_mcast {
 	bool have_result;
 	int result_status;
 	struct ib_sa_mcmember_rec result;
-	struct rcu_head rcu;
 };
 
 /* One IPoIB interface, bound to one port and one P_Key. */

@@ -11,7 +11,6 @@
 #include <net/gro.h>
 #include "ipoib.h"
 
-#define IPOIB_RX_WR_FLAG	BIT_ULL(32)
 /*
  * GRH + frame up to this size: copied into a new skb whose head comes from
  * the per-CPU page-fragment cache, and the receive buffer is posted again.
@@ -76,7 +75,7 @@ static int ipoib_rx_post(struct ipoib_dev_priv *priv, unsigned int i)
 		.lkey = priv->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
-		.wr_id = i | IPOIB_RX_WR_FLAG,
+		.wr_id = i,
 		.sg_list = &sge,
 		.num_sge = 1,
 	};
@@ -202,16 +201,18 @@ static bool ipoib_rx_is_own(struct ipoib_dev_priv *priv,
  */
 static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 {
-	unsigned int i = wc->wr_id & ~IPOIB_RX_WR_FLAG;
 	struct ipoib_rx_buf *buf;
 	struct sk_buff *skb, *nskb;
 	u64 old_mapping, mapping;
+	unsigned int i;
 
-	if (unlikely(i >= IPOIB_RX_RING_SIZE || !priv->rx_ring[i].posted)) {
+	if (unlikely(wc->wr_id >= IPOIB_RX_RING_SIZE ||
+		     !priv->rx_ring[wc->wr_id].posted)) {
 		/* not one we posted: rx_posted does not count it */
 		ipoib_err_ratelimited(priv, "bogus receive completion %llx\n", wc->wr_id);
 		return;
 	}
+	i = wc->wr_id;
 	atomic_dec(&priv->rx_posted);
 	buf = &priv->rx_ring[i];
 	buf->posted = false;

@@ -119,8 +119,6 @@ void ipoib_neigh_destroy(struct net_device *dev, struct neighbour *n)
 	struct ipoib_neigh_key key;
 	struct ipoib_neigh *neigh;
 
-	if (dev->addr_len != INFINIBAND_ALEN)
-		return;
 	ipoib_neigh_make_key(&key, n->ha);
 	spin_lock_bh(&priv->table_lock);
 	neigh = rhashtable_lookup_fast(&priv->neighs, &key, ipoib_neigh_params);
