@@ -52,6 +52,8 @@
 #define IPOIB_PSEUDO_LEN	INFINIBAND_ALEN	/* destination carried to xmit */
 #define IPOIB_HARD_LEN		(IPOIB_PSEUDO_LEN + IPOIB_ENCAP_LEN)
 #define IPOIB_QPN_MASK		0x00ffffffU
+#define IPOIB_PKEY_FULL		0x8000	/* P_Key full-member bit */
+#define IPOIB_GC_INTERVAL	(10 * HZ)	/* neighbour and path GC period */
 #define IPOIB_RX_RING_SIZE	256
 #define IPOIB_TX_RING_SIZE	128
 #define IPOIB_PATH_QUEUE_LEN	16	/* packets held while a path resolves */

@@ -23,8 +23,6 @@
 #include <net/rtnetlink.h>
 #include "ipoib.h"
 
-#define IPOIB_PKEY_FULL		0x8000	/* full-member bit */
-
 /* P_Key 0 and 0x8000 are invalid whatever the membership bit says. */
 static int ipoib_pkey_valid(u16 pkey, struct netlink_ext_ack *extack)
 {

@@ -308,7 +308,7 @@ static int ipoib_open(struct net_device *dev)
 	 */
 	ipoib_mcast_start(priv);
 	mutex_unlock(&priv->op_mutex);
-	queue_delayed_work(priv->wq, &priv->gc_work, 10 * HZ);
+	queue_delayed_work(priv->wq, &priv->gc_work, IPOIB_GC_INTERVAL);
 	return 0;
 }
 
@@ -423,7 +423,7 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 		if (ret)
 			goto err_destroy_wq;
 	}
-	priv->pkey = pkey | 0x8000;
+	priv->pkey = pkey | IPOIB_PKEY_FULL;
 	priv->rx_buf_size = priv->max_ib_mtu + sizeof(struct ib_grh);
 	dev->max_mtu = priv->max_ib_mtu - IPOIB_ENCAP_LEN;
 	dev->mtu = dev->max_mtu;

@@ -16,7 +16,6 @@
 #include "ipoib.h"
 
 #define IPOIB_NEIGH_IDLE	(120 * HZ)
-#define IPOIB_GC_INTERVAL	(10 * HZ)
 
 static const struct rhashtable_params ipoib_neigh_params = {
 	.key_len = sizeof(struct ipoib_neigh_key),
