@@ -526,25 +526,25 @@ static bool ipoib_mcast_may_join(struct ipoib_mcast *mc)
 		!time_before(jiffies, mc->retry_at));
 }
 
-void ipoib_mcast_task(struct work_struct *work)
+static void ipoib_mcast_earliest(unsigned long *next, unsigned long at)
 {
-	struct ipoib_dev_priv *priv = container_of(to_delayed_work(work),
-						   struct ipoib_dev_priv,
-						   mcast_work);
-	unsigned long next = jiffies + 30 * HZ;
-	struct ipoib_mcast *mc, *tmp;
-	bool resched = false;
-	LIST_HEAD(dead);
+	if (time_before(at, *next))
+		*next = at;
+}
 
-	mutex_lock(&priv->mcast_mutex);
-	if (!test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags) || !priv->bcast)
-		goto out;
+/* Collect what the SA callbacks recorded since the last run. */
+static void ipoib_mcast_take_results(struct ipoib_dev_priv *priv)
+{
+	struct ipoib_mcast *mc;
 
 	for_each_mcast(mc, &priv->mcast_list, &priv->mcast_mutex)
 		ipoib_mcast_take_result(priv, mc);
-	ipoib_mcast_sync_list(priv);
-	if (test_bit(IPOIB_FLAG_MC_DIRTY, &priv->flags))
-		resched = true;
+}
+
+/* Leave the groups marked for rejoin; they are joined again below. */
+static void ipoib_mcast_leave_rejoins(struct ipoib_dev_priv *priv)
+{
+	struct ipoib_mcast *mc;
 
 	for_each_mcast(mc, &priv->mcast_list, &priv->mcast_mutex) {
 		if (mc->rejoin) {
@@ -552,26 +552,38 @@ void ipoib_mcast_task(struct work_struct *work)
 			ipoib_mcast_leave(priv, mc);
 		}
 	}
+}
 
-	if (!test_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags) ||
-	    !test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
-		goto out;
+/* Join the broadcast group; true if the work must run again by @next. */
+static bool ipoib_mcast_join_bcast(struct ipoib_dev_priv *priv,
+				   unsigned long *next)
+{
+	struct ipoib_mcast *bcast = priv->bcast;
 
-	if (priv->bcast->state != IPOIB_MCAST_JOINED) {
-		if (ipoib_mcast_may_join(priv->bcast))
-			ipoib_mcast_join(priv, priv->bcast);
-		if (priv->bcast->state == IPOIB_MCAST_BACKOFF) {
-			next = priv->bcast->retry_at;
-			resched = true;
-		}
-		goto out;
-	}
+	if (ipoib_mcast_may_join(bcast))
+		ipoib_mcast_join(priv, bcast);
+	if (bcast->state != IPOIB_MCAST_BACKOFF)
+		return false;
+	ipoib_mcast_earliest(next, bcast->retry_at);
+	return true;
+}
+
+/*
+ * With the broadcast group joined: leave the groups nobody wants any more
+ * (onto @dead), join the others. True if the work must run again by @next
+ * (a back-off ends, a send-only group may go idle).
+ */
+static bool ipoib_mcast_join_groups(struct ipoib_dev_priv *priv,
+				    struct list_head *dead, unsigned long *next)
+{
+	struct ipoib_mcast *mc, *tmp;
+	bool resched = false;
 
 	list_for_each_entry_safe(mc, tmp, &priv->mcast_list, list) {
 		if (mc == priv->bcast)
 			continue;
 		if (mc->unwanted) {
-			ipoib_mcast_unlink(priv, mc, &dead);
+			ipoib_mcast_unlink(priv, mc, dead);
 			continue;
 		}
 		if (!mc->member) {
@@ -579,21 +591,48 @@ void ipoib_mcast_task(struct work_struct *work)
 					     IPOIB_SENDONLY_IDLE;
 
 			if (!time_before(jiffies, idle)) {
-				ipoib_mcast_unlink(priv, mc, &dead);
+				ipoib_mcast_unlink(priv, mc, dead);
 				continue;
 			}
 			resched = true;
-			if (time_before(idle, next))
-				next = idle;
+			ipoib_mcast_earliest(next, idle);
 		}
 		if (ipoib_mcast_may_join(mc))
 			ipoib_mcast_join(priv, mc);
 		if (mc->state == IPOIB_MCAST_BACKOFF) {
 			resched = true;
-			if (time_before(mc->retry_at, next))
-				next = mc->retry_at;
+			ipoib_mcast_earliest(next, mc->retry_at);
 		}
 	}
+	return resched;
+}
+
+void ipoib_mcast_task(struct work_struct *work)
+{
+	struct ipoib_dev_priv *priv = container_of(to_delayed_work(work),
+						   struct ipoib_dev_priv,
+						   mcast_work);
+	unsigned long next = jiffies + 30 * HZ;
+	bool resched = false;
+	LIST_HEAD(dead);
+
+	mutex_lock(&priv->mcast_mutex);
+	if (!test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags) || !priv->bcast)
+		goto out;
+
+	ipoib_mcast_take_results(priv);
+	ipoib_mcast_sync_list(priv);
+	resched = test_bit(IPOIB_FLAG_MC_DIRTY, &priv->flags);
+	ipoib_mcast_leave_rejoins(priv);
+
+	if (!test_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags) ||
+	    !test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
+		goto out;
+	/* every other group copies the broadcast group's parameters */
+	if (priv->bcast->state != IPOIB_MCAST_JOINED)
+		resched |= ipoib_mcast_join_bcast(priv, &next);
+	else
+		resched |= ipoib_mcast_join_groups(priv, &dead, &next);
 
 out:
 	if (resched && test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags))
