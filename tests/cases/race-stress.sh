@@ -60,6 +60,7 @@ rnd() {	# rnd N: R = 0..N-1
 	R=$(((RNG / 65536) % $1))
 }
 
+now() { awk '{ printf "%.1f", $1 }' /proc/uptime; }
 replay="STRESS_SEED=$STRESS_SEED STRESS_S=$STRESS_S"
 echo "race-stress: seed $STRESS_SEED, ${STRESS_S} s of rounds, driver $IPOIB_DRIVER (replay: $replay make test CASES=race-stress)"
 [ -w /proc/sys/kernel/hung_task_timeout_secs ] && echo 60 >/proc/sys/kernel/hung_task_timeout_secs
@@ -138,21 +139,24 @@ recover() {
 
 # --- floods (run until $STOP exists; every failure is expected) ---
 
-# hwaddr QPN GIDLOW: an IPoIB hardware address in port GID fe80::...GIDLOW
+# hwaddr QPN GIDLOW: HW = an IPoIB hardware address in port GID
+# fe80::2:c903:..:GIDLOW (no subshell: the floods fork enough)
 hwaddr() {
-	printf '00:%02x:%02x:%02x:fe:80:00:00:00:00:00:00:00:02:c9:03:00:%02x:%02x:%02x\n' \
+	HW=$(printf '00:%02x:%02x:%02x:fe:80:00:00:00:00:00:00:00:02:c9:03:00:%02x:%02x:%02x' \
 		$((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)) \
-		$((($2 >> 16) & 255)) $((($2 >> 8) & 255)) $(($2 & 255))
+		$((($2 >> 16) & 255)) $((($2 >> 8) & 255)) $(($2 & 255)))
 }
 
 flood_neigh() {	# flood_neigh H: new neighbours and paths every second
 	local h=$1 ifn n i=0 k q g x b
 	ifn=$(if_of "$h")
 	n=$(num_of "$h")
+	b=$W/batch.$h
+	# Few forks: under TCG each one costs tens of ms, and floods that eat
+	# the CPU only slow the rounds down.
 	while [ ! -e "$STOP" ]; do
-		b=$W/batch.$h
 		: >"$b"
-		for k in 1 2 3 4 5 6; do
+		for k in 1 2; do
 			i=$((i + 1))
 			x=$((10 + (i * 7 + n * 50) % 240))
 			q=$(((i * 2654435761 + n) % 16777215 + 1))
@@ -160,27 +164,26 @@ flood_neigh() {	# flood_neigh H: new neighbours and paths every second
 			0) g=$((0xa00000 + 1 + i % 3)) ;;	# a real port, new QPN
 			*) g=$((0xa10000 + (i + n * 4096) % 65536)) ;;	# nobody's GID
 			esac
-			echo "neigh replace 192.0.2.$x lladdr $(hwaddr $q $g) dev $ifn nud permanent" >>"$b"
-			echo "neigh replace 2001:db8::1:$x lladdr $(hwaddr $((q + 1)) $g) dev $ifn nud permanent" >>"$b"
+			hwaddr $q $g
+			echo "neigh replace 192.0.2.$x lladdr $HW dev $ifn nud permanent" >>"$b"
+			echo "neigh replace 2001:db8::1:$x lladdr $HW dev $ifn nud permanent" >>"$b"
 		done
+		# full joins and leaves
+		echo "addr add 239.2.$n.$((i % 16))/32 dev $ifn autojoin" >>"$b"
+		echo "addr del 239.2.$n.$(((i + 8) % 16))/32 dev $ifn" >>"$b"
+		echo "addr add ff05::2:$n:$((i % 16))/128 dev $ifn autojoin" >>"$b"
+		echo "addr del ff05::2:$n:$(((i + 8) % 16))/128 dev $ifn" >>"$b"
+		# forget some, so that the next ones are new again
+		[ $((i % 60)) = 0 ] && echo "neigh flush dev $ifn nud permanent" >>"$b"
 		ip -n "$h" -force -batch "$b" >/dev/null 2>&1
-		for k in 1 2 3; do
-			x=$((10 + ((i - k) * 7 + n * 50) % 240))
-			nsx "$h" ping -c 1 -W 1 "192.0.2.$x" >/dev/null 2>&1 &
-			nsx "$h" ping -6 -c 1 -W 1 "2001:db8::1:$x" >/dev/null 2>&1 &
-		done
+		# the new neighbours: a new path or a new QPN on a known one
+		nsx "$h" ping -c 1 -W 1 "192.0.2.$x" >/dev/null 2>&1 &
+		nsx "$h" ping -6 -c 1 -W 1 "2001:db8::1:$x" >/dev/null 2>&1 &
 		# a new multicast group to send to (send-only join), IPv4 and IPv6
 		nsx "$h" ping -c 1 -W 1 -t 1 "239.1.$n.$((i % 250))" >/dev/null 2>&1 &
 		nsx "$h" ping -6 -c 1 -W 1 "ff05::$n:$((i % 4000))%$ifn" >/dev/null 2>&1 &
-		# full joins and leaves
-		ip -n "$h" addr add "239.2.$n.$((i % 16))/32" dev "$ifn" autojoin >/dev/null 2>&1
-		ip -n "$h" addr del "239.2.$n.$(((i + 8) % 16))/32" dev "$ifn" >/dev/null 2>&1
-		ip -n "$h" -6 addr add "ff05::2:$n:$((i % 16))/128" dev "$ifn" autojoin >/dev/null 2>&1
-		ip -n "$h" -6 addr del "ff05::2:$n:$(((i + 8) % 16))/128" dev "$ifn" >/dev/null 2>&1
-		# forget some, so that the next ones are new again
-		[ $((i % 60)) = 0 ] && ip -n "$h" neigh flush dev "$ifn" nud permanent >/dev/null 2>&1
 		wait
-		sleep 0.5
+		sleep $SCALE
 	done
 }
 
@@ -388,6 +391,12 @@ EOF
 	done
 	# shellcheck disable=SC2086
 	wait $pids
+	# refused operations (a child that does not exist, a bad MTU) are normal
+	p=1
+	while [ $p -le $n ]; do
+		[ "$(cat "$W/op.$p.rc")" = 0 ] || echo "$p" >>"$W/refused"
+		p=$((p + 1))
+	done
 	return 0
 }
 
@@ -407,6 +416,7 @@ nops=0
 heavy=0
 bad=
 : >"$W/counts"
+: >"$W/refused"
 while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
 	round=$((round + 1))
 	rnd 3
@@ -431,30 +441,34 @@ while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
 			j=$((j + 1))
 		done
 		nops=$((nops + $(printf '%s\n' "$lines" | grep -c .)))
-		echo "race-stress: seed $STRESS_SEED round $round batch $b: $(printf '%s\n' "$lines" | grep . | tr '\n' ';')"
+		echo "race-stress: [$(now)] seed $STRESS_SEED round $round batch $b: $(printf '%s\n' "$lines" | grep . | tr '\n' ';')"
 		run_batch "$lines" || { bad="round $round batch $b: an operation did not return within $OP_S s"; break 2; }
+		echo "race-stress: [$(now)] batch done"
 		b=$((b + 1))
 	done
 	r=$(kernel_reports)
 	[ -n "$r" ] && { bad="round $round: kernel report: $r"; break; }
 	tr0=$(_t_now_ds)
 	recover || { bad="round $round: recovery: the interfaces did not come back"; break; }
+	tr1=$(($(_t_now_ds) - tr0))
+	tp=
 	for pair in "a 192.0.2.2" "b 192.0.2.1" "a 2001:db8::2" "b 2001:db8::1" "c 192.0.2.1" "a 192.0.2.3"; do
 		# shellcheck disable=SC2086
 		if ! wait_for "$RECOVER_S" pings $pair; then
 			bad="round $round: no reply $pair within $RECOVER_S s"
 			break 2
 		fi
+		tp="$tp $(($(_t_now_ds) - tr0))"
 	done
 	tr=$(($(_t_now_ds) - tr0))
-	echo "race-stress: round $round recovered in $((tr / 10)).$((tr % 10)) s"
+	echo "race-stress: [$(now)] round $round recovered in $((tr / 10)).$((tr % 10)) s (set up $tr1, pings at$tp, 0.1 s)"
 	r=$(kernel_reports)
 	[ -n "$r" ] && { bad="round $round: kernel report: $r"; break; }
 done
 el=$(($(_t_now_ds) - t0))
 floods_stop
 summary="$round rounds, $nops operations ($heavy removals/reloads) in $((el / 10)) s, seed $STRESS_SEED"
-echo "race-stress: $summary; operations drawn:"
+echo "race-stress: $summary; $(wc -l <"$W/refused") refused (rc != 0); operations drawn:"
 sort "$W/counts" | uniq -c | tr '\n' ' '
 echo
 if [ -n "$bad" ]; then
