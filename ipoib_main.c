@@ -290,7 +290,12 @@ static int ipoib_open(struct net_device *dev)
 		ipoib_ib_recreate(priv);
 	ret = ipoib_ib_start(priv);
 	if (ret == -ENOENT) {
-		/* P_Key not in the port's table: up, no carrier, see resync. */
+		/*
+		 * P_Key not in the port's table: up, no carrier, see resync.
+		 * The collector runs all the same: the resync that starts the
+		 * interface once the P_Key appears does not arm it.
+		 */
+		queue_delayed_work(priv->wq, &priv->gc_work, 10 * HZ);
 		mutex_unlock(&priv->op_mutex);
 		netdev_info(dev, "P_Key 0x%04x is not in the port's P_Key table\n",
 			    priv->pkey);

@@ -515,8 +515,9 @@ vm_net_setup() {
 
 # What a kernel report starts with: WARN (also lockdep's and RCU's reports),
 # BUG (also KASAN, sleeping in atomic, bad page), Oops, UBSAN, kmemleak,
-# lockdep/hung-task/RCU-stall INFO, list/refcount corruption.
-KERNEL_BAD_RE='WARNING:|BUG:|Oops|Call Trace|general protection fault|UBSAN:|kmemleak: [0-9]+ new suspected|INFO: |Kernel panic|list_(add|del) corruption|refcount_t: |DEBUG_LOCKS_WARN_ON|ODEBUG: '
+# lockdep/hung-task/RCU-stall INFO, list/refcount corruption, a netdev
+# whose references are never dropped (unregister_netdevice: waiting).
+KERNEL_BAD_RE='WARNING:|BUG:|Oops|Call Trace|general protection fault|UBSAN:|kmemleak: [0-9]+ new suspected|INFO: |Kernel panic|list_(add|del) corruption|refcount_t: |DEBUG_LOCKS_WARN_ON|ODEBUG: |unregister_netdevice: waiting|blocked for more than'
 
 # kernel_check: report "kernel clean": no WARN/BUG/Oops/... in dmesg, no
 # kmemleak report, no taint other than 4096|8192 (unsigned out-of-tree module).

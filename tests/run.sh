@@ -25,7 +25,7 @@
 # "# sm: embedded opensm" (a boot per SM mode too; default embedded: the label
 # of an OpenSM boot is "[driver+opensm]", the guest gets SM_MODE),
 # "# debug-drivers:" / "# debug-sm:" (the same on the debug kernel),
-# "# tier:", "# vm-hook:".
+# "# tier:", "# vm-hook:", "# env: VAR..." (host variables passed to the guest).
 # Output: one line per test "ok N case [driver] - name", the guest's dmesg tail
 # for a failed boot, and last exactly one line "N passed, N failed[, N skipped]".
 # Exit status: 0 only if nothing failed and at least one test passed.
@@ -265,7 +265,7 @@ printf '# kernel %s (%s), initramfs %s KiB in %.1f s, ours: %s, softib: %s, logs
 # results are printed as "R<TAB>status<TAB>label<TAB>name<TAB>reason" lines
 # that the parent counts.
 run_one() {
-	local f=$1 d=$2 sm=$3 name vms tmo d0 d1 label out nonce common tb ok_all i l
+	local f=$1 d=$2 sm=$3 name vms tmo d0 d1 label out nonce common tb ok_all i l v
 	emit() {
 		case $1 in
 		ok) PASS=$((PASS + 1)) ;;
@@ -302,6 +302,11 @@ run_one() {
 	[ "$sm" = embedded ] || out=$out.$sm
 	nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 	common="CASE_FILE=$GUEST_DIR/$name CASE_NAME=$name VM_COUNT=$vms TEST_NONCE=$nonce SM_MODE=$sm"
+	# "# env: VAR...": those of the host's variables that are set (one word
+	# each) go to the guest, e.g. a stress case's STRESS_S / STRESS_SEED
+	for v in $(hdr "$f" env); do
+		[ -n "${!v:-}" ] && common="$common $v=${!v// /}"
+	done
 	tb=$(date +%s)
 	if ! case_vm_hook "$f" "$out" "$vms"; then
 		emit fail "$label" "case vm-hook" "see ${out#"$REPO"/}.vm*.hook.log"

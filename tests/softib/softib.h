@@ -275,6 +275,9 @@ void softib_dev_set_lid(struct softib_dev *sdev, u16 lid);	/* LID_CHANGE + CLIEN
 void softib_dev_rereg(struct softib_dev *sdev);
 int softib_dev_set_pkey(struct softib_dev *sdev, unsigned int idx, u16 pkey);
 void softib_dev_set_mtu(struct softib_dev *sdev, enum ib_mtu mtu);
+u64 softib_subnet_prefix(void);	/* the embedded SM's GID prefix */
+void softib_set_subnet_prefix(u64 prefix);	/* ... and GID_CHANGE everywhere */
+u64 softib_gid_prefix(struct softib_dev *sdev);	/* this port's GID prefix */
 void softib_sm_restart(void);		/* SA forgets groups, then rereg everywhere */
 void softib_dispatch_port_event(struct softib_dev *sdev, enum ib_event_type type);
 int softib_pkey_find(struct softib_dev *sdev, u16 pkey);	/* index or -1 */

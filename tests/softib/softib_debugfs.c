@@ -379,6 +379,23 @@ static const struct file_operations softib_sm_restart_fops = {
 	.llseek = noop_llseek,
 };
 
+/* gid_prefix: the subnet's GID prefix (hex); a write raises GID_CHANGE */
+static int softib_gid_prefix_get(void *data, u64 *val)
+{
+	*val = softib_subnet_prefix();
+	return 0;
+}
+
+static int softib_gid_prefix_set(void *data, u64 val)
+{
+	if (!val)
+		return -EINVAL;
+	softib_set_subnet_prefix(val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_gid_prefix_fops, softib_gid_prefix_get,
+			 softib_gid_prefix_set, "0x%016llx\n");
+
 /* loss_pct, dup_pct, reorder_pct, corrupt_pct: 0..100 */
 static int softib_pct_get(void *data, u64 *val)
 {
@@ -418,6 +435,7 @@ void softib_debugfs_init(void)
 	softib_debugfs_root = root;
 	debugfs_create_file("sm", 0600, root, NULL, &softib_sm_fops);
 	debugfs_create_file("sm_restart", 0200, root, NULL, &softib_sm_restart_fops);
+	debugfs_create_file_unsafe("gid_prefix", 0600, root, NULL, &softib_gid_prefix_fops);
 	debugfs_create_file_unsafe("loss_pct", 0600, root, &softib_loss_pct, &softib_pct_fops);
 	debugfs_create_file_unsafe("dup_pct", 0600, root, &softib_dup_pct, &softib_pct_fops);
 	debugfs_create_file_unsafe("reorder_pct", 0600, root, &softib_reorder_pct,

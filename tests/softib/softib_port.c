@@ -52,6 +52,31 @@ void softib_set_sm_lid(u16 lid)
 	softib_dispatch_all(IB_EVENT_SM_CHANGE);
 }
 
+static u64 subnet_prefix = SOFTIB_SUBNET_PREFIX;
+
+u64 softib_subnet_prefix(void)
+{
+	return READ_ONCE(subnet_prefix);
+}
+
+/*
+ * The SM gives the subnet another GID prefix (PortInfo:GidPrefix on every
+ * port): every port's GID 0 changes, and each port gets GID_CHANGE.
+ */
+void softib_set_subnet_prefix(u64 prefix)
+{
+	WRITE_ONCE(subnet_prefix, prefix);
+	softib_dispatch_all(IB_EVENT_GID_CHANGE);
+}
+
+/* The prefix of sdev's GIDs: the embedded SM's, or what OpenSM set. */
+u64 softib_gid_prefix(struct softib_dev *sdev)
+{
+	if (sdev->sma.fab_port)
+		return READ_ONCE(sdev->sma.gid_prefix);
+	return softib_subnet_prefix();
+}
+
 void softib_sm_restart(void)
 {
 	softib_sa_restart();

@@ -248,7 +248,7 @@ static void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr 
 	grh->paylen = cpu_to_be16(12 + 8 + len + pad + 4);
 	grh->next_hdr = 0x1b;
 	grh->hop_limit = route->hop_limit;
-	grh->sgid.global.subnet_prefix = cpu_to_be64(SOFTIB_SUBNET_PREFIX);
+	grh->sgid.global.subnet_prefix = cpu_to_be64(softib_gid_prefix(sdev));
 	grh->sgid.global.interface_id = cpu_to_be64(sdev->guid);
 	grh->dgid = route->dgid;
 }

@@ -378,7 +378,7 @@ static int softib_sa_local_lid(const union ib_gid *gid)
 	struct softib_dev *sdev;
 	int lid = -1;
 
-	if (gid->global.subnet_prefix != cpu_to_be64(SOFTIB_SUBNET_PREFIX))
+	if (gid->global.subnet_prefix != cpu_to_be64(softib_subnet_prefix()))
 		return -1;
 
 	rcu_read_lock();
@@ -479,7 +479,7 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 	if (softib_sa_gid_mcast(&rec.dgid))
 		return SOFTIB_SA_ERR_NO_RECORDS;
 	if (!(mask & IB_SA_PATH_REC_SGID)) {
-		rec.sgid.global.subnet_prefix = cpu_to_be64(SOFTIB_SUBNET_PREFIX);
+		rec.sgid.global.subnet_prefix = cpu_to_be64(softib_subnet_prefix());
 		rec.sgid.global.interface_id =
 			cpu_to_be64(softib_guid_from_lid(r->pkt->slid));
 	}

@@ -72,7 +72,7 @@ static int softib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_a
 	attr->subnet_timeout = 18;
 	attr->active_width = IB_WIDTH_4X;
 	attr->active_speed = IB_SPEED_QDR;
-	attr->subnet_prefix = SOFTIB_SUBNET_PREFIX;
+	attr->subnet_prefix = softib_gid_prefix(sdev);
 	softib_sma_query_port(sdev, attr);	/* external_sm: what the SM set */
 	return 0;
 }
@@ -116,7 +116,7 @@ static int softib_query_gid(struct ib_device *ibdev, u32 port, int index, union 
 
 	if (index < 0 || index >= SOFTIB_GID_TBL_LEN)
 		return -EINVAL;
-	gid->global.subnet_prefix = cpu_to_be64(SOFTIB_SUBNET_PREFIX);
+	gid->global.subnet_prefix = cpu_to_be64(softib_gid_prefix(sdev));
 	gid->global.interface_id = cpu_to_be64(sdev->guid);
 	return 0;
 }

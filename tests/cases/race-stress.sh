@@ -1,0 +1,481 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: ours stock
+# debug-drivers: ours
+# vms: 1
+# timeout: 420
+# tier: debug
+# env: STRESS_S STRESS_SEED
+#
+# The race tier: seeded random interleavings of control operations against
+# datapath floods, for a fixed time. Three hosts (netns a, b, c on ib0, ib1,
+# ib2 of three softib ports). Floods run all the time: pings a <-> b (IPv4,
+# IPv6), and every second new neighbours with fabricated hardware addresses
+# (new QPNs of the real peers: new neighbours on existing paths; GIDs nobody
+# has: new paths the SA refuses), IPv4/IPv6, sends to new multicast groups
+# (send-only joins) and joins/leaves of groups (autojoin). Each round runs
+# 1-3 batches of 1-4 concurrent operations drawn from the seed: P_Key table
+# changes (index 0 too), LID changes, SM moves, SM restarts, client
+# reregisters, port flaps, create_child/delete_child, ip link add/del type
+# ipoib, umcast, ethtool -C, MTU and mode writes, ifdown/ifup, netns moves,
+# neighbour flushes, SA delays and HCA failures (AH, post_send, CQ
+# overflow), softib removal and re-add, ib_ipoib unload and reload. After
+# each round everything is put back (ports up, P_Key 0xffff at index 0,
+# interfaces home with their addresses) and the hosts must answer both ways
+# within a bound; the kernel log must hold no report (WARN, BUG, KASAN,
+# lockdep, RCU stall, hung task, unregister_netdevice waiting), and no
+# operation may hang (the debug kernel has no hung-task detector: an
+# operation that does not return within OP_S is reported with a dump of the
+# blocked tasks).
+#
+# STRESS_S (seconds of rounds; default 60, 210 on the debug kernel) and
+# STRESS_SEED (default: random, printed) come from the host's environment:
+#   STRESS_SEED=1234 STRESS_S=1800 TIMEOUT_SCALE=6 make test CASES=race-stress
+# The same seed draws the same sequence of rounds and operations (the
+# timing, and so the interleaving inside a batch, is the machine's).
+#
+# The stock driver runs on the stock kernel only (time: the debug tier's
+# boot of ours is the one that looks for reports), and without the CQ
+# overflow (the stock ib_ipoib never recovers from a CQ in error).
+. /tests/lib.sh
+
+case $KVER in
+*debug*) DEBUG=1 ;;
+*) DEBUG=0 ;;
+esac
+SCALE=$((1 + 2 * DEBUG))
+: "${STRESS_S:=$((60 + 150 * DEBUG))}"
+: "${STRESS_SEED:=$(($(od -An -N4 -tu4 /dev/urandom) % 1000000000))}"
+OP_S=$((120 * SCALE))		# an operation taking longer hangs
+RECOVER_S=$((40 * SCALE))	# a round's hosts answer again within
+W=/run/stress
+STOP=$W/stop
+mkdir -p "$W"
+rm -f "$STOP"
+
+# --- the generator: an LCG in shell arithmetic (64-bit in busybox ash) ---
+RNG=$STRESS_SEED
+rnd() {	# rnd N: R = 0..N-1
+	RNG=$(((RNG * 1103515245 + 12345) % 2147483648))
+	R=$(((RNG / 65536) % $1))
+}
+
+now() { awk '{ printf "%.1f", $1 }' /proc/uptime; }
+replay="STRESS_SEED=$STRESS_SEED STRESS_S=$STRESS_S"
+echo "race-stress: seed $STRESS_SEED, ${STRESS_S} s of rounds, driver $IPOIB_DRIVER (replay: $replay make test CASES=race-stress)"
+[ -w /proc/sys/kernel/hung_task_timeout_secs ] && echo 60 >/proc/sys/kernel/hung_task_timeout_secs
+
+# --- topology ---
+HOSTS="a b c"
+if_of() { case $1 in a) echo ib0 ;; b) echo ib1 ;; c) echo ib2 ;; esac; }
+num_of() { case $1 in a) echo 1 ;; b) echo 2 ;; c) echo 3 ;; esac; }
+
+# where IF: the netns holding IF ("-" for the initial one); 1 if none
+where() {
+	local ns
+	ip link show dev "$1" >/dev/null 2>&1 && { echo -; return 0; }
+	for ns in a b c x; do
+		ip -n "$ns" link show dev "$1" >/dev/null 2>&1 && { echo "$ns"; return 0; }
+	done
+	return 1
+}
+
+# nsx NS CMD...: run CMD in NS ("-": here) with real binaries
+nsx() {
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then
+		"$@"
+	else
+		case $1 in
+		ip) shift; set -- /usr/sbin/ip "$@" ;;
+		ping) shift; set -- /usr/bin/ping "$@" ;;
+		esac
+		/usr/sbin/ip netns exec "$ns" "$@"
+	fi
+}
+
+# home H: H's interface in netns H, up, with its addresses and routes
+home() {
+	local h=$1 ifn n cur
+	ifn=$(if_of "$h")
+	n=$(num_of "$h")
+	cur=$(where "$ifn") || return 1
+	if [ "$cur" != "$h" ]; then
+		nsx "$cur" ip link set "$ifn" down 2>/dev/null
+		nsx "$cur" ip link set "$ifn" netns "$h" || return 1
+	fi
+	ip -n "$h" link set lo up
+	ip -n "$h" link set "$ifn" mtu 2044 2>/dev/null
+	ip -n "$h" addr replace "192.0.2.$n/24" dev "$ifn" || return 1
+	ip -n "$h" -6 addr replace "2001:db8::$n/64" dev "$ifn" nodad || return 1
+	ip -n "$h" link set "$ifn" up || return 1
+	ip -n "$h" route replace 224.0.0.0/4 dev "$ifn" 2>/dev/null
+	return 0
+}
+
+sibs() { ls -d "$SIB_DEBUGFS"/sib* 2>/dev/null | sed 's,.*/,,'; }
+
+# recover: undo what the operations left that stops a -> b, and wait for
+# the interfaces to exist
+recover() {
+	local d h cur
+	[ -d /sys/module/softib ] || load_softib ndevs=3 || return 1
+	[ -d /sys/module/ib_ipoib ] || load_ipoib || return 1
+	[ -e "$SIB_DEBUGFS/sa_delay_ms" ] && echo 0 >"$SIB_DEBUGFS/sa_delay_ms"
+	for d in $(sibs); do
+		[ "$(cat "$(sib "$d" state)")" = ACTIVE ] || echo up >"$(sib "$d" state)"
+		cur=$(awk '$1 == 0 { print $2 }' "$(sib "$d" pkeys)")
+		[ "$cur" = 0xffff ] || echo "0 0xffff" >"$(sib "$d" pkeys)"
+	done
+	for h in $HOSTS; do
+		wait_for 30 where "$(if_of "$h")" >/dev/null || {
+			echo "recover: $(if_of "$h") does not exist"
+			return 1
+		}
+		home "$h" || { echo "recover: home $h failed"; return 1; }
+	done
+}
+
+# --- floods (run until $STOP exists; every failure is expected) ---
+
+# hwaddr QPN GIDLOW: HW = an IPoIB hardware address in port GID
+# fe80::2:c903:..:GIDLOW (no subshell: the floods fork enough)
+hwaddr() {
+	HW=$(printf '00:%02x:%02x:%02x:fe:80:00:00:00:00:00:00:00:02:c9:03:00:%02x:%02x:%02x' \
+		$((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)) \
+		$((($2 >> 16) & 255)) $((($2 >> 8) & 255)) $(($2 & 255)))
+}
+
+flood_neigh() {	# flood_neigh H: new neighbours and paths every second
+	local h=$1 ifn n i=0 k q g x b
+	ifn=$(if_of "$h")
+	n=$(num_of "$h")
+	b=$W/batch.$h
+	# Few forks: under TCG each one costs tens of ms, and floods that eat
+	# the CPU only slow the rounds down.
+	while [ ! -e "$STOP" ]; do
+		: >"$b"
+		for k in 1 2; do
+			i=$((i + 1))
+			x=$((10 + (i * 7 + n * 50) % 240))
+			q=$(((i * 2654435761 + n) % 16777215 + 1))
+			case $((i % 3)) in
+			0) g=$((0xa00000 + 1 + i % 3)) ;;	# a real port, new QPN
+			*) g=$((0xa10000 + (i + n * 4096) % 65536)) ;;	# nobody's GID
+			esac
+			hwaddr $q $g
+			echo "neigh replace 192.0.2.$x lladdr $HW dev $ifn nud permanent" >>"$b"
+			echo "neigh replace 2001:db8::1:$x lladdr $HW dev $ifn nud permanent" >>"$b"
+		done
+		# full joins and leaves
+		echo "addr add 239.2.$n.$((i % 16))/32 dev $ifn autojoin" >>"$b"
+		echo "addr del 239.2.$n.$(((i + 8) % 16))/32 dev $ifn" >>"$b"
+		echo "addr add ff05::2:$n:$((i % 16))/128 dev $ifn autojoin" >>"$b"
+		echo "addr del ff05::2:$n:$(((i + 8) % 16))/128 dev $ifn" >>"$b"
+		# forget some, so that the next ones are new again
+		[ $((i % 60)) = 0 ] && echo "neigh flush dev $ifn nud permanent" >>"$b"
+		ip -n "$h" -force -batch "$b" >/dev/null 2>&1
+		# the new neighbours: a new path or a new QPN on a known one
+		nsx "$h" ping -c 1 -W 1 "192.0.2.$x" >/dev/null 2>&1 &
+		nsx "$h" ping -6 -c 1 -W 1 "2001:db8::1:$x" >/dev/null 2>&1 &
+		# a new multicast group to send to (send-only join), IPv4 and IPv6
+		nsx "$h" ping -c 1 -W 1 -t 1 "239.1.$n.$((i % 250))" >/dev/null 2>&1 &
+		nsx "$h" ping -6 -c 1 -W 1 "ff05::$n:$((i % 4000))%$ifn" >/dev/null 2>&1 &
+		wait
+		sleep $SCALE
+	done
+}
+
+flood_ping() {	# flood_ping H ARGS...: a ping that is started again and again
+	local h=$1
+	shift
+	while [ ! -e "$STOP" ]; do
+		nsx "$h" ping -q -i 0.05 -w 5 "$@" >/dev/null 2>&1 || sleep 0.2
+	done
+}
+
+FLOOD_PIDS=
+floods_start() {
+	flood_neigh a & FLOOD_PIDS="$FLOOD_PIDS $!"
+	flood_neigh b & FLOOD_PIDS="$FLOOD_PIDS $!"
+	flood_ping a 192.0.2.2 & FLOOD_PIDS="$FLOOD_PIDS $!"
+	flood_ping b -6 2001:db8::1 & FLOOD_PIDS="$FLOOD_PIDS $!"
+	flood_ping c 192.0.2.1 & FLOOD_PIDS="$FLOOD_PIDS $!"
+	flood_ping c -b 192.0.2.255 & FLOOD_PIDS="$FLOOD_PIDS $!"
+}
+floods_stop() {	# each loop looks at $STOP at least every 6 s
+	local dog
+	touch "$STOP"
+	# shellcheck disable=SC2086
+	(sleep $((30 * SCALE)); kill $FLOOD_PIDS) >/dev/null 2>&1 &
+	dog=$!
+	# shellcheck disable=SC2086
+	wait $FLOOD_PIDS
+	kill "$dog" 2>/dev/null
+	wait "$dog" 2>/dev/null
+}
+
+# --- operations (drawn in the parent; run in the background) ---
+
+# pick an interface: a parent or a child that may exist
+PKEYS="0x8001 0x8002 0x8003 0x8004"
+draw_pkey() { rnd 4; P=$(echo $PKEYS | cut -d' ' -f$((R + 1))); }
+draw_parent() { rnd 3; PAR=ib$R; }
+draw_dev() { rnd 3; DEV=sib$R; }
+draw_if() {
+	draw_parent
+	rnd 3
+	case $R in
+	0) draw_pkey; IFN=$PAR.${P#0x} ;;
+	1) draw_pkey; IFN=st$P ;;	# one made by ip link add
+	*) IFN=$PAR ;;
+	esac
+}
+
+# run_op LINE: one operation (a line of words), no randomness here
+run_op() {
+	local ns
+	set -- $1
+	case $1 in
+	pkey) echo "$3 $4" >"$(sib "$2" pkeys)" ;;
+	lid) echo "$3" >"$(sib "$2" lid)" ;;
+	sm) echo "$2" >"$SIB_DEBUGFS/sm" ;;
+	smrestart) echo 1 >"$SIB_DEBUGFS/sm_restart" ;;
+	rereg) echo 1 >"$(sib "$2" rereg)" ;;
+	flap) echo down >"$(sib "$2" state)"; sleep "$3"; echo up >"$(sib "$2" state)" ;;
+	sadelay) echo "$2" >"$SIB_DEBUGFS/sa_delay_ms" ;;
+	fail) echo "$3" >"$(sib "$2" "$4")" ;;
+	cchild)
+		ns=$(where "$2") || return 1
+		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/create_child"
+		;;
+	dchild)
+		ns=$(where "$2") || return 1
+		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/delete_child"
+		;;
+	linkadd)
+		ns=$(where "$2") || return 1
+		nsx "$ns" ip link add link "$2" name "st$3" type ipoib pkey "$3" &&
+			nsx "$ns" ip link set "st$3" up
+		;;
+	linkdel)
+		ns=$(where "$2") || return 1
+		nsx "$ns" ip link del "$2"
+		;;
+	umcast)
+		ns=$(where "$2") || return 1
+		nsx "$ns" ip link set "$2" type ipoib umcast "$3"
+		;;
+	coal)
+		ns=$(where "$2") || return 1
+		nsx "$ns" ethtool -C "$2" rx-usecs "$3" rx-frames "$4"
+		;;
+	mtu)
+		ns=$(where "$2") || return 1
+		nsx "$ns" ip link set "$2" mtu "$3"
+		;;
+	mode)
+		ns=$(where "$2") || return 1
+		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/mode"
+		;;
+	ifdown)
+		ns=$(where "$2") || return 1
+		nsx "$ns" ip link set "$2" down
+		sleep "$3"
+		ns=$(where "$2") || return 1
+		nsx "$ns" ip link set "$2" up
+		;;
+	netns)
+		ns=$(where "$2") || return 1
+		[ "$ns" = "$3" ] && return 0
+		if [ "$3" = - ]; then
+			nsx "$ns" ip link set "$2" netns 1
+		else
+			nsx "$ns" ip link set "$2" netns "$3"
+		fi
+		;;
+	nflush)
+		ns=$(where "$2") || return 1
+		nsx "$ns" ip neigh flush dev "$2"
+		nsx "$ns" ip -6 neigh flush dev "$2"
+		;;
+	rmsoftib) rmmod softib && load_softib ndevs=3 ;;
+	rmipoib) rmmod ib_ipoib && load_ipoib ;;
+	*) echo "unknown op $1"; return 1 ;;
+	esac
+}
+
+# draw_op: OP = one operation line, HEAVY=1 for one that must run alone
+OPS="pkey pkey pkey pkey pkey pkey0 lid lid sm sm smrestart smrestart rereg rereg rereg
+flap flap flap flap cchild cchild cchild cchild dchild dchild dchild linkadd linkadd linkadd
+linkdel linkdel linkdel umcast coal coal coal coal mtu mtu mtu mode mode ifdown ifdown ifdown
+ifdown netns netns netns netns sadelay failah failsend cqovf nflush nflush rmsoftib rmipoib"
+NOPS=$(echo $OPS | wc -w)
+draw_op() {
+	local name
+	rnd "$NOPS"
+	name=$(echo $OPS | cut -d' ' -f$((R + 1)))
+	HEAVY=0
+	case $name in
+	pkey)
+		draw_dev; rnd 15; i=$((R + 1)); rnd 3
+		if [ $R = 0 ]; then OP="pkey $DEV $i 0"; else draw_pkey; OP="pkey $DEV $i $P"; fi
+		;;
+	pkey0) draw_dev; rnd 2; [ $R = 0 ] && P=0x7fff || P=0xffff; OP="pkey $DEV 0 $P" ;;
+	lid)
+		draw_dev; rnd 8
+		OP="lid $DEV 0x$(printf %x $(((R + 1) * 256 + ${DEV#sib} + 1)))"
+		;;
+	sm) draw_dev; OP="sm $DEV" ;;
+	smrestart) OP=smrestart ;;
+	rereg) draw_dev; OP="rereg $DEV" ;;
+	flap) draw_dev; rnd 20; OP="flap $DEV $((R / 10)).$((R % 10))" ;;
+	sadelay) rnd 5; OP="sadelay $((R * 50))" ;;
+	failah) draw_dev; rnd 3; OP="fail $DEV $((R + 1)) fail_create_ah" ;;
+	failsend) draw_dev; rnd 30; OP="fail $DEV $((R + 1)) fail_post_send" ;;
+	cqovf)
+		draw_dev; OP="fail $DEV 1 fail_cq_overflow"
+		# the stock ib_ipoib has no recovery from a CQ in error
+		[ "$IPOIB_DRIVER" = stock ] && OP="rereg $DEV"
+		;;
+	cchild) draw_parent; draw_pkey; OP="cchild $PAR $P" ;;
+	dchild) draw_parent; draw_pkey; OP="dchild $PAR $P" ;;
+	linkadd) draw_parent; draw_pkey; OP="linkadd $PAR $P" ;;
+	linkdel) draw_pkey; rnd 2; [ $R = 0 ] && OP="linkdel st$P" || { draw_parent; OP="linkdel $PAR.${P#0x}"; } ;;
+	umcast) draw_if; rnd 2; OP="umcast $IFN $R" ;;
+	coal) draw_if; rnd 4; u=$((R * 10)); rnd 4; OP="coal $IFN $u $((R * 16))" ;;
+	mtu)
+		draw_if; rnd 6
+		OP="mtu $IFN $(echo 1280 1500 2000 2044 4092 576 | cut -d' ' -f$((R + 1)))"
+		;;
+	mode) draw_if; rnd 4; [ $R = 0 ] && OP="mode $IFN connected" || OP="mode $IFN datagram" ;;
+	ifdown) draw_if; rnd 15; OP="ifdown $IFN $((R / 10)).$((R % 10))" ;;
+	netns) draw_if; rnd 5; OP="netns $IFN $(echo - a b c x | cut -d' ' -f$((R + 1)))" ;;
+	nflush) draw_parent; OP="nflush $PAR" ;;
+	rmsoftib) OP=rmsoftib; HEAVY=1 ;;
+	rmipoib) OP=rmipoib; HEAVY=1 ;;
+	esac
+	OPNAME=$name
+}
+
+# kernel_reports: what the kernel reported so far (the per-boot check's
+# pattern, plus a netdev that cannot be freed)
+kernel_reports() {
+	dmesg | grep -E "$KERNEL_BAD_RE" | head -n 5
+}
+
+# run_batch LINES: start each operation in the background, wait for all;
+# 1 if one did not return within OP_S (a hang)
+run_batch() {
+	local line pids='' p t0 n=0
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		n=$((n + 1))
+		rm -f "$W/op.$n.rc"
+		(run_op "$line" >"$W/op.$n.out" 2>&1; echo $? >"$W/op.$n.rc") &
+		pids="$pids $!"
+	done <<EOF
+$1
+EOF
+	p=1
+	while [ $p -le $n ]; do
+		# (a finished subshell stays a zombie until wait: look for its rc)
+		if ! wait_for "$OP_S" test -e "$W/op.$p.rc"; then
+			echo "race-stress: an operation hangs (seed $STRESS_SEED); blocked tasks:"
+			echo w >/proc/sysrq-trigger 2>/dev/null
+			dmesg | tail -n 80
+			return 1
+		fi
+		p=$((p + 1))
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	# refused operations (a child that does not exist, a bad MTU) are normal
+	p=1
+	while [ $p -le $n ]; do
+		[ "$(cat "$W/op.$p.rc")" = 0 ] || echo "$p" >>"$W/refused"
+		p=$((p + 1))
+	done
+	return 0
+}
+
+# --- setup ---
+check "load the IB core" load_ib_core || exit 0
+check "load softib (3 ports)" load_softib ndevs=3 || exit 0
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib || exit 0
+for ns in a b c x; do ip netns add "$ns"; done
+check "hosts a, b, c" recover || { unload_all; exit 0; }
+check_wait "ping a -> b" $RECOVER_S pings a 192.0.2.2 || { unload_all; exit 0; }
+
+# --- rounds ---
+floods_start
+t0=$(_t_now_ds)
+round=0
+nops=0
+heavy=0
+bad=
+: >"$W/counts"
+: >"$W/refused"
+while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
+	round=$((round + 1))
+	rnd 3
+	nb=$((R + 1))
+	b=1
+	while [ $b -le $nb ]; do
+		rnd 4
+		k=$((R + 1))
+		lines=
+		j=1
+		while [ $j -le $k ]; do
+			draw_op
+			if [ $HEAVY = 1 ]; then
+				lines=$OP
+				heavy=$((heavy + 1))
+				echo "$OPNAME" >>"$W/counts"
+				break
+			fi
+			lines="$lines$OP
+"
+			echo "$OPNAME" >>"$W/counts"
+			j=$((j + 1))
+		done
+		nops=$((nops + $(printf '%s\n' "$lines" | grep -c .)))
+		echo "race-stress: [$(now)] seed $STRESS_SEED round $round batch $b: $(printf '%s\n' "$lines" | grep . | tr '\n' ';')"
+		run_batch "$lines" || { bad="round $round batch $b: an operation did not return within $OP_S s"; break 2; }
+		echo "race-stress: [$(now)] batch done"
+		b=$((b + 1))
+	done
+	r=$(kernel_reports)
+	[ -n "$r" ] && { bad="round $round: kernel report: $r"; break; }
+	tr0=$(_t_now_ds)
+	recover || { bad="round $round: recovery: the interfaces did not come back"; break; }
+	tr1=$(($(_t_now_ds) - tr0))
+	tp=
+	for pair in "a 192.0.2.2" "b 192.0.2.1" "a 2001:db8::2" "b 2001:db8::1" "c 192.0.2.1" "a 192.0.2.3"; do
+		# shellcheck disable=SC2086
+		if ! wait_for "$RECOVER_S" pings $pair; then
+			bad="round $round: no reply $pair within $RECOVER_S s"
+			break 2
+		fi
+		tp="$tp $(($(_t_now_ds) - tr0))"
+	done
+	tr=$(($(_t_now_ds) - tr0))
+	echo "race-stress: [$(now)] round $round recovered in $((tr / 10)).$((tr % 10)) s (set up $tr1, pings at$tp, 0.1 s)"
+	r=$(kernel_reports)
+	[ -n "$r" ] && { bad="round $round: kernel report: $r"; break; }
+done
+el=$(($(_t_now_ds) - t0))
+floods_stop
+summary="$round rounds, $nops operations ($heavy removals/reloads) in $((el / 10)) s, seed $STRESS_SEED"
+echo "race-stress: $summary; $(wc -l <"$W/refused") refused (rc != 0); operations drawn:"
+sort "$W/counts" | uniq -c | tr '\n' ' '
+echo
+if [ -n "$bad" ]; then
+	fail "stress: $summary" "$bad (replay: $replay)"
+	dmesg | tail -n 40
+else
+	ok "stress: $summary, every round recovered"
+fi
+[ -n "$bad" ] || check "unload everything" unload_all
+true
