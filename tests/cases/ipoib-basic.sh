@@ -11,8 +11,8 @@
 # Two hosts (network namespaces) on softib's in-kernel fabric: interfaces,
 # link kind, carrier after the broadcast join, MTU from the group, IPv6
 # interface ID from the port GUID, ping/ping6 both ways, the 2044/2045 DF
-# boundary, iperf3 TCP with no retransmission and UDP, ip -s link counters,
-# clean unload.
+# boundary, an 8 MB TCP copy with its sha256, iperf3 TCP and UDP, ip -s link
+# counters, clean unload.
 . /tests/lib.sh
 
 check "load the IB core" load_ib_core
@@ -54,16 +54,24 @@ else
 	fail "2045-byte DF datagram gets EMSGSIZE" "rc $rc: $out"
 fi
 
+# TCP: UD drops a packet that finds the receive ring empty (softib does as
+# hardware does), so TCP may retransmit: the data must arrive intact.
+check "make an 8 MB file" dd if=/dev/urandom of=/tmp/src bs=1M count=8
+sum=$(sha256sum </tmp/src | cut -d' ' -f1)
+rm -f /tmp/dst.sum
+/usr/sbin/ip netns exec b /bin/busybox nc -l -p 5002 -e sh -c 'sha256sum >/tmp/dst.sum' &
+srv=$!
+wait_for 10 sh -c '/usr/sbin/ip netns exec b ss -ltn | grep -q ":5002 "'
+check "TCP copy of 8 MB a -> b" /usr/sbin/ip netns exec a /bin/busybox nc 10.9.0.2 5002 -e cat /tmp/src
+wait_for 30 sh -c "! kill -0 $srv 2>/dev/null"
+check "TCP copy: the sha256 at b matches" test "$(cut -d' ' -f1 /tmp/dst.sum 2>/dev/null)" = "$sum"
+
 in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
 wait_for 10 sh -c '/usr/sbin/ip netns exec b ss -ltn | grep -q :5201'
 out=$(in_host a iperf3 -c 10.9.0.2 -p 5201 -t 5 -J 2>&1)
 retr=$(echo "$out" | awk -F: '/"sum_sent"/ { s = 1 } s && /"retransmits"/ { gsub(/[ ,]/, "", $2); print $2; exit }')
 bps=$(echo "$out" | awk -F: '/"sum_received"/ { s = 1 } s && /"bits_per_second"/ { gsub(/[ ,]/, "", $2); print int($2); exit }')
-if [ -n "$retr" ] && [ "$retr" -eq 0 ] 2>/dev/null && [ "${bps:-0}" -gt 0 ]; then
-	ok "iperf3 TCP 5 s: $bps bit/s, 0 retransmits"
-else
-	fail "iperf3 TCP 5 s: zero retransmits" "retransmits '$retr' received '$bps' bit/s: $(echo "$out" | tail -n 3)"
-fi
+check "iperf3 TCP 5 s: $bps bit/s received ($retr retransmits)" test "${bps:-0}" -gt 1000000
 out=$(in_host a iperf3 -c 10.9.0.2 -p 5201 -u -b 10M -t 3 -J 2>&1)
 pk=$(echo "$out" | awk -F: '/"sum"/ { s = 1 } s && /"packets"/ { gsub(/[ ,]/, "", $2); print $2; exit }')
 lost=$(echo "$out" | awk -F: '/"sum"/ { s = 1 } s && /"lost_percent"/ { gsub(/[ ,]/, "", $2); print $2; exit }')

@@ -9,6 +9,11 @@
 # device itself works too; it stops at its time limit; bad requests are
 # refused with EINVAL/ENODEV/EMSGSIZE; a port that is down loses the packets
 # without a warning; after all of it softib unloads (nothing left behind).
+# The blast also checks softib's HCA model where it is not gentler than a
+# ConnectX: a packet that finds the receive queue empty is dropped and
+# counted while the sender goes on (rx=), a send completes only after its
+# packet has left (a stalled device completes none) and post_send on a full
+# send queue fails with ENOMEM (fill=).
 # No ib_ipoib is loaded: the blast needs none.
 . /tests/lib.sh
 
@@ -32,6 +37,37 @@ check "loopback blast delivered" test "$(val packets)" = 2000
 t0=$(_t_now_ds)
 check "time limit: ms=300 with a huge count" blast sib0 sib1 64 1000000000 ms=300
 check "stopped within 3 s" test $(($(_t_now_ds) - t0)) -le 30
+
+# UD has no flow control: 200 packets into 8 receive buffers that are never
+# reposted; 192 are dropped at sib1 and the sender is not held up (the old
+# softib held the sender's queue up to 1 s waiting for a repost).
+d0=$(sib_counter sib1 drop_no_rwqe)
+if check "rx=8: 200 packets into 8 receive buffers" blast sib0 sib1 64 200 rx=8; then
+	echo "$(cat "$B" | tr '\n' ' ')"
+	check "rx=8: 8 arrived, 192 lost ($(val packets) / $(val lost))" \
+		test "$(val packets)" = 8 -a "$(val lost)" = 192
+	check "rx=8: softib counted 192 drop_no_rwqe ($d0 -> $(sib_counter sib1 drop_no_rwqe))" \
+		test "$(sib_counter sib1 drop_no_rwqe)" = $((d0 + 192))
+	check "rx=8: the sender was not held (done in $(val elapsed_ns) ns < 0.5 s)" \
+		test "$(val elapsed_ns)" -lt 500000000
+fi
+
+# A stalled device sends nothing, so no send completes: the 65th post_send on
+# a send queue of 64 fails with ENOMEM (softib completed sends at post time
+# and never refused one before).
+echo 3000 >"$(sib sib0 send_stall_ms)"
+f0=$(sib_counter sib0 post_send_full)
+t0=$(sib_counter sib0 tx_packets)
+check "fill: post sends into a stalled device" blast sib0 sib1 64 1000 window=64 fill=1
+echo "$(cat "$B" | tr '\n' ' ')"
+check "fill: ENOMEM after exactly 64 posts (full_at $(val full_at), full_err $(val full_err))" \
+	test "$(val full_at)" = 64 -a "$(val full_err)" = -12
+check "fill: softib counted post_send_full" test "$(sib_counter sib0 post_send_full)" = $((f0 + 1))
+check "fill: 64 posted, none arrived while stalled" test "$(sib_counter sib0 tx_packets)" = $((t0 + 64)) \
+	-a "$(val packets)" = 0
+echo 0 >"$(sib sib0 send_stall_ms)"
+check "after the stall: every packet of a blast arrives" blast sib0 sib1 96 2000
+check "after the stall: 2000 delivered" test "$(val packets)" = 2000
 
 check_fail "unknown device refused" blast sib0 nosuchdev 64 10
 check_fail "size above the MTU refused" blast sib0 sib1 8192 10

@@ -6,8 +6,9 @@
 #
 # softib's fault knobs under the stock ib_ipoib: fabric loss, duplication,
 # reordering and corruption (counted, and the traffic recovers when they are
-# cleared), receive starvation, one-shot post_send/create_ah failures and a
-# CQ overflow; none of them may make the kernel warn.
+# cleared), receive starvation, one-shot post_send/create_ah failures, a send
+# stall that reaches the TX watchdog, a CQ overflow (its QPs go to ERR),
+# QP_FATAL and DEVICE_FATAL; none of them may make the kernel warn.
 . /tests/lib.sh
 
 PING_W=1	# pings (lib.sh): wait 1 s for the reply
@@ -82,10 +83,51 @@ sleep 2
 echo 1 >"$(sib sib0 rereg)"
 check_wait "fail_create_ah: ping recovers after another reregister" 30 pings a 10.9.0.2
 
-# --- CQ overflow: the next completion at sib1 overflows its CQ (CQ_ERR) ---
+# --- send stall: sib0 sends nothing for 4 s; 600 preloaded pings fill the
+# send ring, the queue stops and the TX watchdog fires after 1 s. The stock
+# driver's ndo_tx_timeout only logs ("transmit timeout"; "XXX reset QP" in
+# its source): it recovers because the stall ends and the sends complete.
+dmesg_mark stall
+to0=$(in_host a cat /sys/class/net/ib0/queues/tx-0/tx_timeout)
+echo 4000 >"$(sib sib0 send_stall_ms)"
+/usr/sbin/ip netns exec a /usr/bin/ping -q -l 600 -c 600 -i 0.01 10.9.0.2 >/dev/null 2>&1 &
+pinger=$!
+check_wait "send stall: the TX watchdog fired (tx_timeout $to0 -> $(in_host a cat /sys/class/net/ib0/queues/tx-0/tx_timeout))" 10 \
+	sh -c "test \"\$(/usr/sbin/ip netns exec a cat /sys/class/net/ib0/queues/tx-0/tx_timeout)\" -gt $to0"
+kill "$pinger" 2>/dev/null
+wait "$pinger" 2>/dev/null
+check_wait "send stall: stock logs 'transmit timeout'" 10 sh -c 'dmesg | grep -q "transmit timeout"'
+check_wait "send stall over: ping recovers" 20 pings a 10.9.0.2
+
+# --- CQ overflow: the next completion at sib1 overflows its CQ (CQ_ERR);
+# as on an HCA, the QPs completing into it go to ERR ---
+q0=$(cnt sib1 drop_qp_state)
 echo 1 >"$(sib sib1 fail_cq_overflow)"
 in_host b ping -c 2 -i 0.3 -W 1 10.9.0.1
 check_wait "fail_cq_overflow: cq_overflow counted" 10 above sib1 cq_overflow 0
+in_host a ping -c 2 -i 0.3 -W 1 10.9.0.2
+check_wait "fail_cq_overflow: ib1's QP is in ERR (drop_qp_state $q0 -> $(cnt sib1 drop_qp_state))" 10 \
+	above sib1 drop_qp_state "$q0"
+qpn1=$((0x$(in_host b cat /sys/class/net/ib1/address | cut -d: -f2-4 | tr -d :)))
+check "fail_cq_overflow: rdma res shows ib1's QP $qpn1 in ERR" \
+	sh -c "rdma res show qp link sib1/1 lqpn $qpn1 | grep -q 'state ERR'"
+
+# --- QP_FATAL on ib0's QP: it goes to ERR (the stock driver sets no QP
+# event handler, so it does not hear of it: recorded, not required) ---
+qpn0=$((0x$(in_host a cat /sys/class/net/ib0/address | cut -d: -f2-4 | tr -d :)))
+f0=$(cnt sib0 qp_fatal)
+check "qp_fatal $qpn0 (ib0's QP)" sh -c "echo $qpn0 >$(sib sib0 qp_fatal)"
+check "qp_fatal: counted" test "$(cnt sib0 qp_fatal)" = $((f0 + 1))
+check "qp_fatal: rdma res shows QP $qpn0 in ERR" \
+	sh -c "rdma res show qp link sib0/1 lqpn $qpn0 | grep -q 'state ERR'"
+check_fail "qp_fatal on a QPN that does not exist: ENOENT" sh -c "echo 4000000 >$(sib sib0 qp_fatal)"
+if in_host a ping -c 2 -W 1 10.9.0.2 >/dev/null 2>&1; then echo "stock after QP_FATAL: ping works"; else echo "stock after QP_FATAL: ping fails (no recovery without ip link down/up)"; fi
+
+# --- DEVICE_FATAL on sib0: every QP to ERR (MAD QPs too); unloading must
+# still be clean ---
+check "dev_fatal on sib0" sh -c "echo 1 >$(sib sib0 dev_fatal)"
+check "dev_fatal: rdma res shows no QP of sib0 outside ERR" \
+	sh -c "! rdma res show qp link sib0/1 | grep -v 'state ERR' | grep -q lqpn"
 cat "$(sib sib0 counters)" "$(sib sib1 counters)"
 
 check "unload everything" unload_all

@@ -26,13 +26,16 @@
  *   softib_fault_lock (spinlock)  the fault PRNG state
  *
  * The spinlocks are taken with IRQs saved (post_send may run with IRQs off).
- * No softib lock is held while a CQ completion handler runs. Readers of the
+ * Completion handlers run from the CQ's irq_work (hard IRQ, no softib lock
+ * held), so completions may be pushed with qp->lock held. Readers of the
  * device list, of the QP table and of the multicast attachments use RCU.
  */
 #ifndef _SOFTIB_H
 #define _SOFTIB_H
 
 #include <linux/atomic.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -86,6 +89,11 @@ enum softib_counter {
 	SOFTIB_CNT_CQ_OVERFLOW,
 	SOFTIB_CNT_DROP_TXQ_FULL,	/* the sender's fabric queue was full */
 	SOFTIB_CNT_CQ_MODIFY,		/* modify_cq (CQ moderation) accepted */
+	SOFTIB_CNT_COMP_EVENTS,		/* completion handler calls */
+	SOFTIB_CNT_COMP_HARDIRQ,	/* of which in hard-IRQ context */
+	SOFTIB_CNT_POST_SEND_FULL,	/* post_send refused: the send queue was full */
+	SOFTIB_CNT_SEND_FLUSHED,	/* send WRs completed with a flush error */
+	SOFTIB_CNT_QP_FATAL,		/* IB_EVENT_QP_FATAL raised (qp_fatal knob) */
 	SOFTIB_NR_COUNTERS
 };
 
@@ -110,6 +118,8 @@ struct softib_pkt {
 	u32 sqpn;		/* DETH, 24 bits */
 	__be32 imm;		/* if opcode is _WITH_IMMEDIATE */
 	u32 len;		/* payload bytes */
+	struct softib_qp *sqp;	/* sending QP whose WR completes when it leaves */
+	u32 sseq;		/* that WR's sequence number on sqp */
 	u8 data[];
 };
 
@@ -141,12 +151,8 @@ struct softib_dev {
 	bool tx_dead;			/* under txq_lock: device going away */
 	/* only touched by tx_work (and by softib_fabric_dev_stop() after it): */
 	struct softib_pkt *held;	/* reorder fault: goes out after the next */
-	struct softib_pkt *stalled;	/* waits for a receive WQE at its target */
-	unsigned long stall_since;	/* jiffies when stalled first waited */
-	u16 stall_skip_lid;		/* gave up waiting for this target: */
-	u32 stall_skip_qpn;		/* no more waiting for it until */
-	unsigned long stall_skip_until;	/* this time */
-	struct delayed_work tx_work;	/* delivers txq */
+	unsigned long stall_until;	/* send stall fault: jiffies, 0: none (debugfs) */
+	struct delayed_work tx_work;	/* delivers txq, completes sends */
 
 	atomic64_t counters[SOFTIB_NR_COUNTERS];
 	atomic_t fail_post_send;	/* one-shot failure counts (debugfs) */
@@ -204,13 +210,28 @@ struct softib_cq {
 	u32 head, tail;			/* poll at head, push at tail */
 	enum ib_cq_notify_flags notify;	/* 0: not armed */
 	bool overflowed;		/* CQ_ERR raised; the CQ is dead */
-	u16 moder_count, moder_period;	/* recorded by modify_cq, not applied */
+	u16 moder_count, moder_period;	/* modify_cq: event after N CQEs or T us */
+	u32 moder_pending;		/* CQEs since the last event, while armed */
+	bool event_due;			/* comp_work queued for the handler */
+	struct irq_work comp_work;	/* calls the completion handler (hard IRQ) */
+	struct hrtimer moder_timer;	/* the moderation period */
+	struct work_struct err_work;	/* overflow: CQ_ERR, attached QPs to ERR */
 };
 
 struct softib_rwqe {
 	u64 wr_id;
 	u32 num_sge;
 	struct ib_sge sge[SOFTIB_MAX_RECV_SGE];
+};
+
+/* A send WR posted and not yet completed. */
+struct softib_swqe {
+	u64 wr_id;
+	u32 seq;
+	u32 byte_len;
+	enum ib_wc_status status;
+	bool signaled;
+	bool no_pkt;		/* nothing to wait for (error, or never queued) */
 };
 
 struct softib_qp {
@@ -223,6 +244,10 @@ struct softib_qp {
 	bool sq_sig_all;
 	u32 max_send_wr;
 	u32 max_send_sge;
+	struct softib_swqe *sq;		/* ring of max_send_wr entries, under lock */
+	u32 sq_head, sq_count;		/* oldest outstanding send WR, how many */
+	u32 sq_seq;			/* sequence number of the next send WR */
+	u32 sq_done;			/* packets up to this seq have left */
 	struct softib_rwqe *rq;		/* ring of rq_size entries */
 	u32 rq_size;
 	u32 rq_head, rq_tail;		/* consume at head, post at tail */
@@ -309,12 +334,20 @@ int softib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 /*
- * Deliver one received packet to one QP (P_Key/Q_Key/state checks, WC).
- * With can_wait, returns -EAGAIN (and counts nothing) when the QP has no
- * receive WQE posted, so that the fabric can retry; else 0.
+ * Deliver one received packet to one QP (P_Key/Q_Key/state checks, WC);
+ * dropped and counted (drop_no_rwqe) when the QP has no receive WQE posted.
  */
-int softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt,
-		 bool can_wait);
+void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt);
+/*
+ * tx_work: the packet of send WR seq of qp (QPN qpn) has left the device;
+ * complete the WRs up to it. Caller holds rcu_read_lock.
+ */
+void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn, u32 seq);
+/* Move qp to ERR (flushing its work requests), as an HCA does on a fault. */
+void softib_qp_to_err(struct softib_qp *qp);
+/* Knobs: QP_FATAL on qpn; DEVICE_FATAL (every QP to ERR). Sleepable. */
+int softib_qp_fatal(struct softib_dev *sdev, u32 qpn);
+void softib_dev_fatal(struct softib_dev *sdev);
 
 /* softib_fabric.c: packets, routing, faults, counters */
 struct softib_pkt *softib_pkt_alloc(u32 len, gfp_t gfp);
@@ -326,14 +359,16 @@ struct softib_pkt *softib_pkt_clone(const struct softib_pkt *pkt, gfp_t gfp);
  * counters. Does not take ownership. Any context (BH ok, IRQs on).
  */
 void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt);
-/* Put pkt on sdev's fabric as if sdev sent it; takes ownership; any context. */
-void softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt);
 /*
- * external-SM fabric (softib_switch.c): hand pkt to dst's receive path, or
- * count the ICRC failure of a corrupted one. -EAGAIN as softib_route().
+ * Put pkt on sdev's fabric as if sdev sent it; takes ownership; any context.
+ * false: dropped at once (device queue full or going away).
  */
-int softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt, bool corrupt,
-			  bool can_wait);
+bool softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt);
+/*
+ * Hand pkt to dst's receive path, or count the ICRC failure of a corrupted
+ * one (also used by the external-SM fabric, softib_switch.c).
+ */
+void softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt, bool corrupt);
 int softib_fabric_min_mtu(void);	/* smallest port MTU in bytes */
 void softib_fabric_dev_init(struct softib_dev *sdev);
 void softib_fabric_dev_stop(struct softib_dev *sdev);	/* sleeps; drops queued packets */

@@ -14,6 +14,14 @@
  * That is the fastest any IPoIB driver could move packets of that size on
  * this fabric. Everything the blast creates is destroyed before the write
  * returns; one blast runs at a time (-EBUSY otherwise).
+ *
+ * Two keys test the HCA model rather than measure it:
+ *   rx=K    the receiver posts only K buffers and never reposts them; the
+ *           sender is paced by its send completions alone, so the rest of
+ *           the packets find an empty receive queue (dropped, drop_no_rwqe)
+ *   fill=1  post sends without waiting for anything until post_send fails
+ *           (a full send queue: -ENOMEM); "full_at" gives how many it took
+ * and "elapsed_ns" the time from the first post to the end of the blast.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -41,7 +49,8 @@
 static DEFINE_MUTEX(softib_blast_lock);
 
 struct softib_blast_result {
-	u64 packets, bytes, ns, sent;
+	u64 packets, bytes, ns, sent, elapsed_ns, full_at;
+	int full_err;
 	u32 size;
 };
 
@@ -59,6 +68,8 @@ struct softib_blast {
 	struct softib_blast_end src, dst;
 	struct ib_ah *ah;
 	u32 size, window, ms;
+	u32 rx;			/* receive buffers, never reposted; 0: window, reposted */
+	bool fill;		/* post until the send queue is full */
 	u64 count;
 	void *sbuf;		/* one send buffer, copied at post time */
 	void **rbufs;		/* window receive buffers of GRH + size */
@@ -222,7 +233,7 @@ static void softib_blast_free_bufs(struct softib_blast *b)
 static int softib_blast_run(struct softib_blast *b, struct softib_blast_result *res)
 {
 	struct ib_wc wcs[SOFTIB_BLAST_POLL];
-	u64 sent = 0, rcvd = 0, good = 0, bytes = 0, smap;
+	u64 sent = 0, rcvd = 0, good = 0, bytes = 0, scomp = 0, smap;
 	ktime_t t0, t_last, deadline, drain_end;
 	bool draining = false;
 	int n, k, err = 0;
@@ -238,15 +249,28 @@ static int softib_blast_run(struct softib_blast *b, struct softib_blast_result *
 	for (;;) {
 		bool progress = false;
 
-		while (!draining && sent < b->count && sent - rcvd < b->window) {
+		while (!draining && sent < b->count &&
+		       (b->fill || sent - scomp < b->window) &&
+		       (b->rx || b->fill || sent - rcvd < b->window)) {
 			err = softib_blast_post_send(b, sent, smap);
+			if (err && b->fill && !res->full_err) {
+				/* the send queue is full: stop here and drain */
+				res->full_err = err;
+				res->full_at = sent;
+				err = 0;
+				draining = true;
+				drain_end = ktime_add_ms(ktime_get(), SOFTIB_BLAST_DRAIN_MS);
+				break;
+			}
 			if (err)
 				goto out;
 			sent++;
 			progress = true;
 		}
-		while ((n = ib_poll_cq(b->src.scq, ARRAY_SIZE(wcs), wcs)) > 0)
+		while ((n = ib_poll_cq(b->src.scq, ARRAY_SIZE(wcs), wcs)) > 0) {
+			scomp += n;
 			progress = true;
+		}
 		while ((n = ib_poll_cq(b->dst.rcq, ARRAY_SIZE(wcs), wcs)) > 0) {
 			for (k = 0; k < n; k++) {
 				if (wcs[k].status == IB_WC_SUCCESS) {
@@ -257,6 +281,8 @@ static int softib_blast_run(struct softib_blast *b, struct softib_blast_result *
 					goto out;
 				}
 				rcvd++;
+				if (b->rx)
+					continue;	/* never reposted */
 				err = softib_blast_post_recv(b, wcs[k].wr_id);
 				if (err)
 					goto out;
@@ -264,7 +290,10 @@ static int softib_blast_run(struct softib_blast *b, struct softib_blast_result *
 			t_last = ktime_get();
 			progress = true;
 		}
-		if (rcvd >= sent && (draining || sent >= b->count))
+		if (b->rx && scomp >= sent && rcvd >= min_t(u64, sent, b->rx) &&
+		    (draining || sent >= b->count))
+			break;
+		if (!b->rx && rcvd >= sent && (draining || sent >= b->count))
 			break;
 		if (!draining && ktime_after(ktime_get(), deadline)) {
 			/* stop sending; give what is in flight a moment */
@@ -292,6 +321,7 @@ out:
 	res->sent = sent;
 	res->size = b->size;
 	res->ns = max_t(s64, ktime_to_ns(ktime_sub(t_last, t0)), 1);
+	res->elapsed_ns = ktime_to_ns(ktime_sub(ktime_get(), t0));
 	return err;
 }
 
@@ -331,7 +361,7 @@ static int softib_blast_setup(struct softib_blast *b, const char *src, const cha
 	err = softib_blast_alloc_bufs(b);
 	if (err)
 		return err;
-	for (i = 0; i < b->window; i++) {
+	for (i = 0; i < (b->rx ? min(b->rx, b->window) : b->window); i++) {
 		err = softib_blast_post_recv(b, i);
 		if (err)
 			return err;
@@ -392,6 +422,10 @@ static int softib_blast_parse(char *s, struct softib_blast *b, char *src, char *
 			b->ms = v;
 		else if (!strcmp(tok, "window") && v >= 1 && v <= SOFTIB_BLAST_MAX_WIN)
 			b->window = v;
+		else if (!strcmp(tok, "rx") && v >= 1 && v <= SOFTIB_BLAST_MAX_WIN)
+			b->rx = v;
+		else if (!strcmp(tok, "fill") && v <= 1)
+			b->fill = v;
 		else
 			return -EINVAL;
 	}
@@ -455,6 +489,8 @@ static int softib_blast_show(struct seq_file *m, void *v)
 		   r.ns ? div64_u64(r.packets * NSEC_PER_SEC, r.ns) : 0,
 		   r.ns ? div64_u64(r.bytes * NSEC_PER_SEC, r.ns) : 0);
 	seq_printf(m, "size %u\nsent %llu\nlost %llu\n", r.size, r.sent, r.sent - r.packets);
+	seq_printf(m, "elapsed_ns %llu\nfull_at %llu\nfull_err %d\n", r.elapsed_ns, r.full_at,
+		   r.full_err);
 	return 0;
 }
 

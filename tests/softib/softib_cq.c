@@ -1,15 +1,71 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * softib: completion queues. A CQ is a ring of struct ib_wc; producers are
- * post_send (send completions), the fabric (receive completions) and
- * modify_qp (flushes). The completion handler runs without any softib lock
- * held.
+ * the device's tx work (send completions), the fabric (receive completions)
+ * and modify_qp (flushes). As an HCA's MSI-X vector does, the completion
+ * handler runs in hard-IRQ context, from the CQ's irq_work, never in the
+ * producer's context. The moderation set by modify_cq is applied: while
+ * the CQ is armed, the event waits for moder_count CQEs or moder_period
+ * microseconds after the first, whichever comes first (a count of 0 or 1,
+ * or a period of 0, mean an event per CQE: softib never holds an event
+ * without a time limit). An error CQE raises the event at once. A CQ that
+ * overflows raises IB_EVENT_CQ_ERR and takes its QPs to ERR.
  */
+#include <linux/hardirq.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
 #include "softib.h"
+
+/* The CQ's "interrupt": call the completion handler (hard IRQ). */
+static void softib_cq_comp_irq(struct irq_work *work)
+{
+	struct softib_cq *cq = container_of(work, struct softib_cq, comp_work);
+	struct softib_dev *sdev = to_sdev(cq->ibcq.device);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->event_due = false;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	softib_count(sdev, SOFTIB_CNT_COMP_EVENTS);
+	if (in_hardirq())
+		softib_count(sdev, SOFTIB_CNT_COMP_HARDIRQ);
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/* Raise the event now; caller holds cq->lock. */
+static void softib_cq_fire(struct softib_cq *cq)
+{
+	cq->notify = 0;
+	cq->moder_pending = 0;
+	cq->event_due = true;
+	hrtimer_try_to_cancel(&cq->moder_timer);
+	irq_work_queue(&cq->comp_work);
+}
+
+/* The moderation period ran out with CQEs waiting for their event. */
+static enum hrtimer_restart softib_cq_moder_expired(struct hrtimer *timer)
+{
+	struct softib_cq *cq = container_of(timer, struct softib_cq, moder_timer);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->notify && cq->moder_pending && !cq->event_due) {
+		cq->notify = 0;
+		cq->moder_pending = 0;
+		cq->event_due = true;
+		irq_work_queue(&cq->comp_work);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return HRTIMER_NORESTART;
+}
+
+static void softib_cq_err_work(struct work_struct *work);
 
 int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		     struct ib_udata *udata)
@@ -29,6 +85,10 @@ int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cq->ring = kvcalloc(cq->size, sizeof(*cq->ring), GFP_KERNEL);
 	if (!cq->ring)
 		return -ENOMEM;
+	init_irq_work(&cq->comp_work, softib_cq_comp_irq);
+	hrtimer_init(&cq->moder_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	cq->moder_timer.function = softib_cq_moder_expired;
+	INIT_WORK(&cq->err_work, softib_cq_err_work);
 	ibcq->cqe = attr->cqe;
 	return 0;
 }
@@ -37,6 +97,9 @@ int softib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct softib_cq *cq = to_scq(ibcq);
 
+	cancel_work_sync(&cq->err_work);
+	hrtimer_cancel(&cq->moder_timer);
+	irq_work_sync(&cq->comp_work);
 	kvfree(cq->ring);
 	cq->ring = NULL;
 	return 0;
@@ -44,10 +107,10 @@ int softib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 /*
  * CQ moderation (ib_device_ops.modify_cq, reached through
- * rdma_set_cq_moderation()): the values are recorded and counted
- * (cq_modify) so a test can see that a ULP asked, but completion events are
- * not delayed. fail_modify_cq makes the next N calls answer -EOPNOTSUPP, as
- * an HCA without moderation does.
+ * rdma_set_cq_moderation()): applied from the next completion on, and
+ * counted (cq_modify) so a test can see that a ULP asked.
+ * fail_modify_cq makes the next N calls answer -EOPNOTSUPP, as an HCA
+ * without moderation does.
  */
 int softib_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
 {
@@ -101,29 +164,39 @@ int softib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
-static void softib_cq_overflow(struct softib_cq *cq)
+/*
+ * After an overflow (IBA 11.6.3.2, CQ error): the owner gets IB_EVENT_CQ_ERR
+ * and every QP that completes into the CQ goes to ERR, as on an HCA.
+ */
+static void softib_cq_err_work(struct work_struct *work)
 {
+	struct softib_cq *cq = container_of(work, struct softib_cq, err_work);
 	struct softib_dev *sdev = to_sdev(cq->ibcq.device);
 	struct ib_event ev = {
 		.device = cq->ibcq.device,
 		.element.cq = &cq->ibcq,
 		.event = IB_EVENT_CQ_ERR,
 	};
+	struct softib_qp *qp;
+	unsigned long qpn;
 
-	softib_count(sdev, SOFTIB_CNT_CQ_OVERFLOW);
-	ibdev_err_ratelimited(&sdev->ibdev, "CQ overflow (%u entries)\n", cq->ibcq.cqe);
+	rcu_read_lock();
+	xa_for_each(&sdev->qps, qpn, qp)
+		if (qp->ibqp.send_cq == &cq->ibcq || qp->ibqp.recv_cq == &cq->ibcq)
+			softib_qp_to_err(qp);
+	rcu_read_unlock();
 	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
 /*
- * Add one completion; calls the completion handler (with BH disabled, no
- * lock held) if the CQ was armed. Any context except hard IRQ.
+ * Add one completion and, if the CQ is armed for it, raise its event (now,
+ * or when moderation says). Any context; cq->lock is the last lock taken.
  */
 void softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc, bool solicited)
 {
 	struct softib_dev *sdev = to_sdev(cq->ibcq.device);
-	bool overflow = false, notify = false;
+	bool overflow = false;
 	unsigned long flags;
 	u32 next;
 
@@ -138,24 +211,25 @@ void softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc, bool solicited
 	}
 	cq->ring[cq->tail] = *wc;
 	cq->tail = next;
+	if (cq->event_due)
+		goto out_unlock;	/* the handler is about to run and poll */
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && (solicited || wc->status != IB_WC_SUCCESS))) {
-		cq->notify = 0;
-		notify = true;
+		cq->moder_pending++;
+		if (cq->moder_count <= 1 || !cq->moder_period ||
+		    cq->moder_pending >= cq->moder_count || wc->status != IB_WC_SUCCESS)
+			softib_cq_fire(cq);
+		else if (cq->moder_pending == 1)
+			hrtimer_start(&cq->moder_timer,
+				      ns_to_ktime((u64)cq->moder_period * NSEC_PER_USEC),
+				      HRTIMER_MODE_REL_HARD);
 	}
 out_unlock:
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (overflow)
-		softib_cq_overflow(cq);
-	if (!notify || !cq->ibcq.comp_handler)
-		return;
-	if (irqs_disabled()) {
-		/* e.g. ib_mad posts with IRQs off; BH cannot run here anyway */
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-	} else {
-		local_bh_disable();
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-		local_bh_enable();
+	if (overflow) {
+		softib_count(sdev, SOFTIB_CNT_CQ_OVERFLOW);
+		ibdev_err_ratelimited(&sdev->ibdev, "CQ overflow (%u entries)\n", cq->ibcq.cqe);
+		queue_work(system_wq, &cq->err_work);
 	}
 }

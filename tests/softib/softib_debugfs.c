@@ -274,6 +274,50 @@ static int softib_atomic_set(void *data, u64 val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(softib_atomic_fops, softib_atomic_get, softib_atomic_set, "%llu\n");
 
+/* send_stall_ms: nothing leaves the device (no send completes) for N ms */
+static int softib_send_stall_get(void *data, u64 *val)
+{
+	struct softib_dev *sdev = data;
+	unsigned long until = READ_ONCE(sdev->stall_until);
+
+	*val = until && time_before(jiffies, until) ? jiffies_to_msecs(until - jiffies) : 0;
+	return 0;
+}
+
+static int softib_send_stall_set(void *data, u64 val)
+{
+	struct softib_dev *sdev = data;
+
+	if (val > 600000)
+		return -EINVAL;
+	/* 0 would read as "no stall" */
+	WRITE_ONCE(sdev->stall_until, val ? (jiffies + msecs_to_jiffies(val)) | 1 : 0);
+	/* a stall that ends early lets the queue go at once */
+	mod_delayed_work(system_unbound_wq, &sdev->tx_work, 0);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_send_stall_fops, softib_send_stall_get, softib_send_stall_set,
+			 "%llu\n");
+
+/* qp_fatal: write a QPN; that QP goes to ERR with IB_EVENT_QP_FATAL */
+static int softib_qp_fatal_set(void *data, u64 val)
+{
+	if (val > 0xffffff)
+		return -EINVAL;
+	return softib_qp_fatal(data, val);
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_qp_fatal_fops, NULL, softib_qp_fatal_set, "%llu\n");
+
+/* dev_fatal: write 1; IB_EVENT_DEVICE_FATAL, every QP to ERR */
+static int softib_dev_fatal_set(void *data, u64 val)
+{
+	if (val != 1)
+		return -EINVAL;
+	softib_dev_fatal(data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_dev_fatal_fops, NULL, softib_dev_fatal_set, "%llu\n");
+
 void softib_debugfs_dev_add(struct softib_dev *sdev)
 {
 	struct dentry *dir;
@@ -299,6 +343,9 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("rx_starve", 0600, dir, &sdev->rx_starve,
 				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("send_stall_ms", 0600, dir, sdev, &softib_send_stall_fops);
+	debugfs_create_file_unsafe("qp_fatal", 0200, dir, sdev, &softib_qp_fatal_fops);
+	debugfs_create_file_unsafe("dev_fatal", 0200, dir, sdev, &softib_dev_fatal_fops);
 }
 
 void softib_debugfs_dev_remove(struct softib_dev *sdev)

@@ -23,7 +23,6 @@
 
 #define SOFTIB_TXQ_MAX		4096	/* packets waiting per device */
 #define SOFTIB_TX_BUDGET	64	/* packets per tx_work round */
-#define SOFTIB_STALL_MAX	HZ	/* longest wait for a receive WQE */
 
 const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_TX_PACKETS] = "tx_packets",
@@ -49,6 +48,11 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_CQ_OVERFLOW] = "cq_overflow",
 	[SOFTIB_CNT_DROP_TXQ_FULL] = "drop_txq_full",
 	[SOFTIB_CNT_CQ_MODIFY] = "cq_modify",
+	[SOFTIB_CNT_COMP_EVENTS] = "comp_events",
+	[SOFTIB_CNT_COMP_HARDIRQ] = "comp_hardirq",
+	[SOFTIB_CNT_POST_SEND_FULL] = "post_send_full",
+	[SOFTIB_CNT_SEND_FLUSHED] = "send_flushed",
+	[SOFTIB_CNT_QP_FATAL] = "qp_fatal",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */
@@ -146,22 +150,22 @@ static void softib_rx_mcast(struct softib_dev *sdev, const struct softib_pkt *pk
 		if (!any)
 			softib_count(sdev, SOFTIB_CNT_RX_MCAST);
 		any = true;
-		softib_qp_rx(sdev, att->qp, pkt, false);
+		softib_qp_rx(sdev, att->qp, pkt);
 	}
 	if (!any)
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_QP);
 }
 
 /*
- * The receive path of a port. With can_wait, a unicast packet whose QP has
- * no receive WQE is not dropped: -EAGAIN tells the fabric to retry later.
+ * The receive path of a port. A packet whose QP has no receive WQE posted
+ * is dropped and counted (drop_no_rwqe), as UD is on hardware: nothing
+ * holds the sender.
  */
-static int __softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt, bool can_wait)
+void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
 {
 	bool mcast = softib_lid_is_mcast(pkt->dlid);
 	bool mcast_qpn = pkt->dqpn == IB_MULTICAST_QPN;
 	struct softib_qp *qp;
-	int ret = 0;
 
 	local_bh_disable();
 	rcu_read_lock();
@@ -211,16 +215,10 @@ static int __softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt, bo
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_QP);
 		goto out;
 	}
-	ret = softib_qp_rx(sdev, qp, pkt, can_wait);
+	softib_qp_rx(sdev, qp, pkt);
 out:
 	rcu_read_unlock();
 	local_bh_enable();
-	return ret;
-}
-
-void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
-{
-	__softib_rx(sdev, pkt, false);
 }
 
 /* A corrupted packet fails the receiver's ICRC check. */
@@ -231,23 +229,16 @@ static void softib_rx_corrupt(struct softib_dev *dst, const struct softib_pkt *p
 		softib_count(dst, SOFTIB_CNT_DROP_ICRC);
 }
 
-int softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt, bool corrupt,
-			  bool can_wait)
+void softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt, bool corrupt)
 {
-	if (corrupt) {
+	if (corrupt)
 		softib_rx_corrupt(dst, pkt);
-		return 0;
-	}
-	return __softib_rx(dst, pkt, can_wait);
+	else
+		softib_rx(dst, pkt);
 }
 
-/*
- * Route one packet sent by sdev and free it. Caller holds rcu_read_lock.
- * With can_wait, returns -EAGAIN (pkt kept) if an in-kernel unicast target
- * QP has no receive WQE: the link's flow control makes the sender wait.
- */
-static int softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corrupt,
-			bool can_wait)
+/* Route one packet sent by sdev and free it. Caller holds rcu_read_lock. */
+static void softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corrupt)
 {
 	bool mcast = softib_lid_is_mcast(pkt->dlid);
 	struct softib_dev *dst;
@@ -255,8 +246,7 @@ static int softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool co
 
 	/* external_sm: the SM-managed in-kernel fabric (softib_switch.c) */
 	if (sdev->sma.fab_port && !sdev->ndev) {
-		if (softib_sma_route(sdev, pkt, corrupt, can_wait) == -EAGAIN)
-			return -EAGAIN;
+		softib_sma_route(sdev, pkt, corrupt);
 		goto out_free;
 	}
 	/* external_sm: an Ethernet-bound port sends SMPs from INIT on */
@@ -280,7 +270,7 @@ static int softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool co
 			softib_eth_xmit_corrupt(sdev, pkt);
 		else
 			softib_eth_xmit(sdev, pkt);
-		return 0;
+		return;
 	}
 
 	list_for_each_entry_rcu(dst, &softib_devs, list) {
@@ -289,12 +279,7 @@ static int softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool co
 		if (!mcast && softib_dev_lid(dst) != pkt->dlid)
 			continue;
 		found = true;
-		if (corrupt)
-			softib_rx_corrupt(dst, pkt);
-		else if (mcast)
-			softib_rx(dst, pkt);
-		else if (__softib_rx(dst, pkt, can_wait) == -EAGAIN)
-			return -EAGAIN;
+		softib_fabric_deliver(dst, pkt, corrupt);
 		if (!mcast)
 			break;
 	}
@@ -302,21 +287,20 @@ static int softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool co
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_ROUTE);
 out_free:
 	softib_pkt_free(pkt);
-	return 0;
 }
 
 /*
  * Apply the fabric faults to a packet fresh off the queue, then route it
- * (and a held one after it). Returns false if it stalled.
+ * (and a held one after it).
  */
-static bool softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
+static void softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
 {
-	bool corrupt, can_wait;
+	bool corrupt;
 
 	if (softib_chance(READ_ONCE(softib_loss_pct))) {
 		softib_count(sdev, SOFTIB_CNT_DROP_FAULT);
 		softib_pkt_free(pkt);
-		return true;
+		return;
 	}
 	corrupt = softib_chance(READ_ONCE(softib_corrupt_pct));
 	if (corrupt)
@@ -325,52 +309,38 @@ static bool softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
 		struct softib_pkt *dup = softib_pkt_clone(pkt, GFP_ATOMIC);
 
 		if (dup) {
+			dup->sqp = NULL;	/* completes nothing */
 			softib_count(sdev, SOFTIB_CNT_DUP_FAULT);
-			softib_route(sdev, dup, corrupt, false);
+			softib_route(sdev, dup, corrupt);
 		}
 	}
 	if (!sdev->held && softib_chance(READ_ONCE(softib_reorder_pct))) {
 		/* goes out after the next packet */
 		sdev->held = pkt;
 		softib_count(sdev, SOFTIB_CNT_REORDER_FAULT);
-		return true;
+		return;
 	}
-
-	/* a target that made us give up recently gets no more waiting */
-	can_wait = !(pkt->dlid == sdev->stall_skip_lid && pkt->dqpn == sdev->stall_skip_qpn &&
-		     time_before(jiffies, sdev->stall_skip_until));
-	if (softib_route(sdev, pkt, corrupt, can_wait) == -EAGAIN) {
-		sdev->stalled = pkt;
-		sdev->stall_since = jiffies;
-		return false;
-	}
+	softib_route(sdev, pkt, corrupt);
 	if (sdev->held) {
 		pkt = sdev->held;
 		sdev->held = NULL;
-		softib_route(sdev, pkt, false, false);
+		softib_route(sdev, pkt, false);
 	}
-	return true;
 }
 
-/* Retry the stalled packet; true if it is gone (delivered or given up on). */
-static bool softib_tx_unstall(struct softib_dev *sdev)
+/*
+ * The send stall fault (debugfs send_stall_ms): until stall_until nothing
+ * leaves the device, so no send completes; the packets wait in txq.
+ */
+static bool softib_tx_stalled(struct softib_dev *sdev)
 {
-	bool can_wait = time_before(jiffies, sdev->stall_since + SOFTIB_STALL_MAX);
-	struct softib_pkt *pkt = sdev->stalled;
+	unsigned long until = READ_ONCE(sdev->stall_until);
 
-	if (!can_wait) {
-		sdev->stall_skip_lid = pkt->dlid;
-		sdev->stall_skip_qpn = pkt->dqpn;
-		sdev->stall_skip_until = jiffies + SOFTIB_STALL_MAX;
-	}
-	if (softib_route(sdev, pkt, false, can_wait) == -EAGAIN)
+	if (!until || time_after_eq(jiffies, until)) {
+		WRITE_ONCE(sdev->stall_until, 0);
 		return false;
-	sdev->stalled = NULL;
-	if (sdev->held) {
-		pkt = sdev->held;
-		sdev->held = NULL;
-		softib_route(sdev, pkt, false, false);
 	}
+	queue_delayed_work(system_unbound_wq, &sdev->tx_work, until - jiffies);
 	return true;
 }
 
@@ -378,14 +348,16 @@ static void softib_tx_work(struct work_struct *work)
 {
 	struct softib_dev *sdev = container_of(to_delayed_work(work), struct softib_dev, tx_work);
 	struct softib_pkt *pkt;
+	struct softib_qp *sqp;
 	unsigned long flags;
 	int budget = SOFTIB_TX_BUDGET;
-	bool stalled = false;
+	u32 sqpn, seq;
+
+	if (softib_tx_stalled(sdev))
+		return;
 
 	rcu_read_lock();
-	if (sdev->stalled)
-		stalled = !softib_tx_unstall(sdev);
-	while (!stalled && budget--) {
+	while (budget--) {
 		spin_lock_irqsave(&sdev->txq_lock, flags);
 		pkt = list_first_entry_or_null(&sdev->txq, struct softib_pkt, list);
 		if (pkt) {
@@ -395,15 +367,15 @@ static void softib_tx_work(struct work_struct *work)
 		spin_unlock_irqrestore(&sdev->txq_lock, flags);
 		if (!pkt)
 			break;
-		stalled = !softib_tx_one(sdev, pkt);
+		sqp = pkt->sqp;
+		sqpn = pkt->sqpn;
+		seq = pkt->sseq;
+		softib_tx_one(sdev, pkt);
+		/* the packet has left the HCA: its send WR completes */
+		if (sqp)
+			softib_qp_send_done(sdev, sqp, sqpn, seq);
 	}
 	rcu_read_unlock();
-
-	if (stalled) {
-		/* poll the receiver again at the next tick */
-		queue_delayed_work(system_unbound_wq, &sdev->tx_work, 1);
-		return;
-	}
 
 	spin_lock_irqsave(&sdev->txq_lock, flags);
 	if (sdev->txq_len) {
@@ -417,12 +389,12 @@ static void softib_tx_work(struct work_struct *work)
 	spin_unlock_irqrestore(&sdev->txq_lock, flags);
 	if (pkt) {
 		rcu_read_lock();
-		softib_route(sdev, pkt, false, false);
+		softib_route(sdev, pkt, false);
 		rcu_read_unlock();
 	}
 }
 
-void softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt)
+bool softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt)
 {
 	unsigned long flags;
 	bool queued = false;
@@ -440,6 +412,7 @@ void softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt)
 		softib_count(sdev, SOFTIB_CNT_DROP_TXQ_FULL);
 		softib_pkt_free(pkt);
 	}
+	return queued;
 }
 
 void softib_fabric_dev_init(struct softib_dev *sdev)
@@ -470,6 +443,4 @@ void softib_fabric_dev_stop(struct softib_dev *sdev)
 		softib_pkt_free(pkt);
 	softib_pkt_free(sdev->held);
 	sdev->held = NULL;
-	softib_pkt_free(sdev->stalled);
-	sdev->stalled = NULL;
 }

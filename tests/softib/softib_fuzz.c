@@ -22,7 +22,6 @@
  */
 #include <linux/crc32.h>
 #include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/if_ether.h>
 #include <linux/in6.h>
@@ -72,7 +71,6 @@ struct softib_fuzz_stats {
 	u64 kinds[SOFTIB_FUZZ_NR];
 	u64 wire_bad;		/* refused by the wire parser (counted by it) */
 	u64 filtered;		/* multicast to a group not joined here */
-	u64 waits;		/* pauses for the ULP to repost receives */
 	u32 hash;
 };
 
@@ -386,42 +384,13 @@ static int softib_fuzz_target(struct softib_dev *sdev, struct softib_fuzz_target
 	return ret;
 }
 
-/*
- * Let the ULP repost receives when its ring ran dry: at most 15 ms, and a
- * ring that stays dry is not waited for again in the next 4096 frames.
- */
-static bool softib_fuzz_pace(const struct softib_fuzz_target *t, u64 *no_wait_until, u64 i)
-{
-	struct softib_qp *qp;
-	bool waited = false;
-	int n;
-
-	if (i < *no_wait_until)
-		return false;
-	for (n = 0; n < 200; n++) {
-		bool empty;
-
-		rcu_read_lock();
-		qp = xa_load(&t->sdev->qps, t->qpn);
-		empty = qp && !READ_ONCE(qp->rq_count);
-		rcu_read_unlock();
-		if (!empty)
-			break;
-		waited = true;
-		usleep_range(50, 100);
-	}
-	if (n == 200)
-		*no_wait_until = i + 4096;
-	return waited;
-}
-
 static int softib_fuzz_run(struct softib_dev *sdev, u32 seed, u64 start, u64 count,
 			   struct softib_fuzz_stats *st)
 {
 	struct softib_fuzz_target t;
 	struct softib_pkt *pkt, *parsed;
 	enum softib_counter why;
-	u64 i, no_wait_until = 0;
+	u64 i;
 	u8 *wire;
 	int err;
 
@@ -464,8 +433,6 @@ static int softib_fuzz_run(struct softib_dev *sdev, u32 seed, u64 start, u64 cou
 			softib_rx(sdev, pkt);
 		}
 		st->done++;
-		if (softib_fuzz_pace(&t, &no_wait_until, i))
-			st->waits++;
 		if (!(i % 256)) {
 			if (fatal_signal_pending(current))
 				break;
@@ -489,8 +456,7 @@ static int softib_fuzz_show(struct seq_file *m, void *v)
 	mutex_unlock(&softib_fuzz_lock);
 	seq_printf(m, "seed %u start %llu count %llu done %llu hash 0x%08x\n",
 		   st.seed, st.start, st.count, st.done, st.hash);
-	seq_printf(m, "wire_bad %llu filtered %llu waits %llu\n",
-		   st.wire_bad, st.filtered, st.waits);
+	seq_printf(m, "wire_bad %llu filtered %llu\n", st.wire_bad, st.filtered);
 	for (k = 0; k < SOFTIB_FUZZ_NR; k++)
 		seq_printf(m, "%s %llu\n", softib_fuzz_kind_names[k], st.kinds[k]);
 	return 0;

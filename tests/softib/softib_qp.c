@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softib: UD, GSI (QP1) and SMI (QP0) queue pairs. Sends are copied into a
- * packet and completed at post time, then handed to the fabric; receives
- * wait in a ring until the fabric delivers a packet (softib_qp_rx()).
+ * softib: UD, GSI (QP1) and SMI (QP0) queue pairs. A send is copied into a
+ * packet and queued on the device; the WR stays on the send queue (at most
+ * max_send_wr of them) until the device's tx work has sent the packet, and
+ * completes from there, in order (softib_qp_send_done()). Receives wait in
+ * a ring until the fabric delivers a packet (softib_qp_rx()); a packet that
+ * finds the ring empty is dropped, as UD is on hardware.
  */
 #include <linux/mm.h>
 #include <linux/rculist.h>
@@ -48,12 +51,18 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 	spin_lock_init(&qp->lock);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	qp->max_send_wr = cap->max_send_wr;
+	qp->max_send_wr = max_t(u32, cap->max_send_wr, 1);
 	qp->max_send_sge = cap->max_send_sge;
+	qp->sq_done = -1U;
+	qp->sq = kvcalloc(qp->max_send_wr, sizeof(*qp->sq), GFP_KERNEL);
+	if (!qp->sq)
+		return -ENOMEM;
 	qp->rq_size = max_t(u32, cap->max_recv_wr, 1);
 	qp->rq = kvcalloc(qp->rq_size, sizeof(*qp->rq), GFP_KERNEL);
-	if (!qp->rq)
+	if (!qp->rq) {
+		kvfree(qp->sq);
 		return -ENOMEM;
+	}
 	atomic_set(&qp->n_mcast, 0);
 
 	switch (init->qp_type) {
@@ -82,6 +91,7 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 
 err_free_rq:
 	kvfree(qp->rq);
+	kvfree(qp->sq);
 	return err;
 }
 
@@ -109,9 +119,14 @@ int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	xa_erase(&sdev->qps, ibqp->qp_num);
 	softib_qp_detach_all(sdev, qp);
-	synchronize_rcu();	/* the fabric no longer delivers to qp */
+	synchronize_rcu();	/* the fabric (and tx_work) no longer reach qp */
+	/* a completion event already raised runs before the CQs can go */
+	irq_work_sync(&to_scq(ibqp->send_cq)->comp_work);
+	irq_work_sync(&to_scq(ibqp->recv_cq)->comp_work);
 	kvfree(qp->rq);
 	qp->rq = NULL;
+	kvfree(qp->sq);
+	qp->sq = NULL;
 	return 0;
 }
 
@@ -128,6 +143,59 @@ static void softib_qp_complete(struct softib_qp *qp, struct ib_cq *ibcq, u64 wr_
 	};
 
 	softib_cq_push(to_scq(ibcq), &wc, false);
+}
+
+static struct softib_swqe *softib_sq_entry(struct softib_qp *qp, u32 i)
+{
+	return &qp->sq[(qp->sq_head + i) % qp->max_send_wr];
+}
+
+/* Complete the oldest send WR with status; caller holds qp->lock. */
+static void softib_sq_pop(struct softib_qp *qp, enum ib_wc_status status)
+{
+	struct softib_swqe *e = softib_sq_entry(qp, 0);
+
+	if (e->signaled || status != IB_WC_SUCCESS)
+		softib_qp_complete(qp, qp->ibqp.send_cq, e->wr_id, IB_WC_SEND, status,
+				   e->byte_len);
+	if (status == IB_WC_WR_FLUSH_ERR)
+		softib_count(to_sdev(qp->ibqp.device), SOFTIB_CNT_SEND_FLUSHED);
+	qp->sq_head = (qp->sq_head + 1) % qp->max_send_wr;
+	qp->sq_count--;
+}
+
+/* Complete, in order, the send WRs whose packets have left; under qp->lock. */
+static void softib_sq_advance(struct softib_qp *qp)
+{
+	while (qp->sq_count) {
+		struct softib_swqe *e = softib_sq_entry(qp, 0);
+
+		if (!e->no_pkt && (s32)(e->seq - qp->sq_done) > 0)
+			break;
+		softib_sq_pop(qp, e->status);
+	}
+}
+
+void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn, u32 seq)
+{
+	unsigned long flags;
+
+	/* destroy_qp erases the QPN, then waits for RCU: qp is still alive here */
+	if (xa_load(&sdev->qps, qpn) != qp)
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	if ((s32)(seq - qp->sq_done) > 0)
+		qp->sq_done = seq;
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+		softib_sq_advance(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/* After the move to ERR: flush the send queue; caller holds qp->lock. */
+static void softib_qp_flush_sq(struct softib_qp *qp)
+{
+	while (qp->sq_count)
+		softib_sq_pop(qp, IB_WC_WR_FLUSH_ERR);
 }
 
 /* After the move to ERR: complete every posted receive with a flush error. */
@@ -188,8 +256,12 @@ int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->rq_head = 0;
 		qp->rq_tail = 0;
 		qp->rq_count = 0;
+		qp->sq_head = 0;
+		qp->sq_count = 0;
 	}
 	WRITE_ONCE(qp->state, new);
+	if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
+		softib_qp_flush_sq(qp);
 out_unlock:
 	spin_unlock_irqrestore(&qp->lock, flags);
 
@@ -205,6 +277,77 @@ out_unlock:
 	if (!err && new == IB_QPS_ERR && cur != IB_QPS_ERR)
 		softib_qp_flush_rq(qp);
 	return err;
+}
+
+/* What an HCA does to a QP on a fault: ERR, every WR flushed. */
+void softib_qp_to_err(struct softib_qp *qp)
+{
+	enum ib_qp_state cur;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	cur = qp->state;
+	if (cur != IB_QPS_RESET && cur != IB_QPS_ERR) {
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+		softib_qp_flush_sq(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (cur != IB_QPS_RESET && cur != IB_QPS_ERR)
+		softib_qp_flush_rq(qp);
+}
+
+static void softib_qp_event(struct softib_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * The qp_fatal knob: a local work queue catastrophic error on QP qpn (IBA
+ * 11.6.3.1): the QP goes to ERR and its owner gets IB_EVENT_QP_FATAL.
+ */
+int softib_qp_fatal(struct softib_dev *sdev, u32 qpn)
+{
+	struct softib_qp *qp;
+
+	/* destroy_qp waits for RCU readers after erasing the QPN */
+	rcu_read_lock();
+	qp = xa_load(&sdev->qps, qpn);
+	if (qp) {
+		softib_qp_to_err(qp);
+		softib_count(sdev, SOFTIB_CNT_QP_FATAL);
+		softib_qp_event(qp, IB_EVENT_QP_FATAL);
+	}
+	rcu_read_unlock();
+	return qp ? 0 : -ENOENT;
+}
+
+/*
+ * The dev_fatal knob: a catastrophic HCA error. Every QP goes to ERR and
+ * IB_EVENT_DEVICE_FATAL is dispatched; softib does not model the reset an
+ * HCA needs afterwards (the device keeps working for new QPs).
+ */
+void softib_dev_fatal(struct softib_dev *sdev)
+{
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+		.event = IB_EVENT_DEVICE_FATAL,
+	};
+	struct softib_qp *qp;
+	unsigned long qpn;
+
+	rcu_read_lock();
+	xa_for_each(&sdev->qps, qpn, qp)
+		softib_qp_to_err(qp);
+	rcu_read_unlock();
+	ib_dispatch_event(&ev);
 }
 
 int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -253,54 +396,38 @@ static void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr 
 	grh->dgid = route->dgid;
 }
 
-/* Post one send WR; returns an errno for a WR the QP refuses. */
-static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
-				const struct ib_send_wr *wr)
+/*
+ * Put a send WR on the send queue; caller holds qp->lock and checked there
+ * is room. Returns its sequence number.
+ */
+static u32 softib_sq_add(struct softib_qp *qp, const struct ib_send_wr *wr, u32 len,
+			 enum ib_wc_status status, bool no_pkt)
+{
+	struct softib_swqe *e = softib_sq_entry(qp, qp->sq_count);
+
+	e->wr_id = wr->wr_id;
+	e->seq = qp->sq_seq++;
+	e->byte_len = len;
+	e->status = status;
+	e->signaled = qp->sq_sig_all || (wr->send_flags & IB_SEND_SIGNALED);
+	e->no_pkt = no_pkt;
+	qp->sq_count++;
+	return e->seq;
+}
+
+/* Build the packet of a UD send WR; NULL without memory. */
+static struct softib_pkt *softib_build_pkt(struct softib_dev *sdev, struct softib_qp *qp,
+					   const struct ib_send_wr *wr, u32 len, u16 pkey)
 {
 	const struct ib_ud_wr *ud = ud_wr(wr);
-	enum ib_wc_status status = IB_WC_SUCCESS;
-	enum ib_qp_state state = READ_ONCE(qp->state);
 	const struct rdma_ah_attr *attr;
 	struct softib_pkt *pkt;
-	u32 len = 0, off = 0;
-	u16 pkey_index, pkey;
+	u32 off = 0;
 	int i;
-
-	if (state == IB_QPS_ERR) {
-		status = IB_WC_WR_FLUSH_ERR;
-		goto complete;
-	}
-	if (state != IB_QPS_RTS)
-		return -EINVAL;
-	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
-		return -EINVAL;
-	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge || !ud->ah ||
-	    ud->ah->device != &sdev->ibdev)
-		return -EINVAL;
-	if (atomic_add_unless(&sdev->fail_post_send, -1, 0))
-		return -ENOMEM;
-
-	for (i = 0; i < wr->num_sge; i++) {
-		if (wr->sg_list[i].length > 0x10000)
-			return -EINVAL;
-		len += wr->sg_list[i].length;
-	}
-	if (len > ib_mtu_enum_to_int(READ_ONCE(sdev->mtu))) {
-		softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
-		status = IB_WC_LOC_LEN_ERR;
-		goto complete;
-	}
-
-	pkey_index = qp->ibqp.qp_type == IB_QPT_UD ? READ_ONCE(qp->pkey_index) : ud->pkey_index;
-	if (pkey_index >= SOFTIB_PKEY_TBL_LEN)
-		return -EINVAL;
-	pkey = READ_ONCE(sdev->pkeys[pkey_index]);
-	if (!(pkey & 0x7fff))
-		return -EINVAL;
 
 	pkt = softib_pkt_alloc(len, GFP_ATOMIC);
 	if (!pkt)
-		return -ENOMEM;
+		return NULL;
 
 	attr = &to_sah(ud->ah)->attr;
 	pkt->slid = softib_dev_lid(sdev);
@@ -327,14 +454,88 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 		       wr->sg_list[i].length);
 		off += wr->sg_list[i].length;
 	}
+	return pkt;
+}
 
+/* Post one send WR; returns an errno for a WR the QP refuses. */
+static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
+				const struct ib_send_wr *wr)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	struct softib_pkt *pkt = NULL;
+	u16 pkey_index, pkey;
+	unsigned long flags;
+	u32 len = 0, seq;
+	int i;
+
+	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+		return -EINVAL;
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge || !ud->ah ||
+	    ud->ah->device != &sdev->ibdev)
+		return -EINVAL;
+	if (atomic_add_unless(&sdev->fail_post_send, -1, 0))
+		return -ENOMEM;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > 0x10000)
+			return -EINVAL;
+		len += wr->sg_list[i].length;
+	}
+	if (len > ib_mtu_enum_to_int(READ_ONCE(sdev->mtu))) {
+		status = IB_WC_LOC_LEN_ERR;
+	} else {
+		pkey_index = qp->ibqp.qp_type == IB_QPT_UD ? READ_ONCE(qp->pkey_index) :
+			     ud->pkey_index;
+		if (pkey_index >= SOFTIB_PKEY_TBL_LEN)
+			return -EINVAL;
+		pkey = READ_ONCE(sdev->pkeys[pkey_index]);
+		if (!(pkey & 0x7fff))
+			return -EINVAL;
+		pkt = softib_build_pkt(sdev, qp, wr, len, pkey);
+		if (!pkt)
+			return -ENOMEM;
+	}
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		softib_pkt_free(pkt);
+		return -EINVAL;
+	}
+	if (qp->sq_count == qp->max_send_wr) {
+		/* as an HCA: the ULP posted more than max_send_wr outstanding */
+		spin_unlock_irqrestore(&qp->lock, flags);
+		softib_pkt_free(pkt);
+		softib_count(sdev, SOFTIB_CNT_POST_SEND_FULL);
+		return -ENOMEM;
+	}
+	if (qp->state == IB_QPS_ERR) {
+		/* posted to a QP in error: flushed at once */
+		softib_pkt_free(pkt);
+		softib_sq_add(qp, wr, len, IB_WC_WR_FLUSH_ERR, true);
+		softib_qp_flush_sq(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return 0;
+	}
+	if (!pkt) {
+		softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
+		softib_sq_add(qp, wr, len, status, true);
+		softib_sq_advance(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return 0;
+	}
+	seq = softib_sq_add(qp, wr, len, IB_WC_SUCCESS, false);
+	pkt->sqp = qp;
+	pkt->sseq = seq;
 	softib_count(sdev, SOFTIB_CNT_TX_PACKETS);
 	softib_count_add(sdev, SOFTIB_CNT_TX_BYTES, len);
-	softib_send_from(sdev, pkt);
-
-complete:
-	if (qp->sq_sig_all || (wr->send_flags & IB_SEND_SIGNALED) || status != IB_WC_SUCCESS)
-		softib_qp_complete(qp, qp->ibqp.send_cq, wr->wr_id, IB_WC_SEND, status, len);
+	if (!softib_send_from(sdev, pkt)) {
+		/* dropped by the device: the WR completes all the same */
+		softib_sq_entry(qp, qp->sq_count - 1)->no_pkt = true;
+		softib_sq_advance(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
 	return 0;
 }
 
@@ -518,8 +719,7 @@ static bool softib_qp_rx_keys(struct softib_dev *sdev, struct softib_qp *qp,
 	}
 }
 
-int softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt,
-		 bool can_wait)
+void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt)
 {
 	struct ib_wc wc = {};
 	struct softib_rwqe wqe;
@@ -533,27 +733,23 @@ int softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct sof
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS) {
 		softib_count(sdev, SOFTIB_CNT_DROP_QP_STATE);
-		return 0;
+		return;
 	}
 	if (!softib_qp_rx_keys(sdev, qp, pkt, &pkey_index))
-		return 0;
-	if (atomic_add_unless(&sdev->rx_starve, -1, 0)) {
-		softib_count(sdev, SOFTIB_CNT_DROP_NO_RWQE);
-		return 0;
-	}
+		return;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		softib_count(sdev, SOFTIB_CNT_DROP_QP_STATE);
-		return 0;
+		return;
 	}
-	if (!qp->rq_count) {
+	/* rx_starve: the next N packets find the ring as if it were empty */
+	if (!qp->rq_count || atomic_add_unless(&sdev->rx_starve, -1, 0)) {
 		spin_unlock_irqrestore(&qp->lock, flags);
-		if (can_wait)
-			return -EAGAIN;
+		/* UD has no flow control: the packet is lost, the sender goes on */
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_RWQE);
-		return 0;
+		return;
 	}
 	wqe = qp->rq[qp->rq_head];
 	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
@@ -597,5 +793,4 @@ int softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct sof
 	spin_lock_irqsave(&qp->lock, flags);
 	qp->rx_busy--;
 	spin_unlock_irqrestore(&qp->lock, flags);
-	return 0;
 }

@@ -421,7 +421,7 @@ void softib_sma_rx_smp(struct softib_dev *sdev, const struct softib_pkt *pkt)
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_QP);
 		return;
 	}
-	softib_qp_rx(sdev, qp, pkt, false);
+	softib_qp_rx(sdev, qp, pkt);
 }
 
 /*

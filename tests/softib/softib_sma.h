@@ -108,9 +108,8 @@ bool softib_sma_eth_tx_ok(const struct softib_dev *sdev, const struct softib_pkt
 
 /* softib_switch.c: routing on the external-SM fabric */
 int softib_sw_init(unsigned int ndevs, struct dentry *root);
-/* Route pkt sent by sdev (not freed); -EAGAIN: stall (like softib_route). */
-int softib_sma_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corrupt,
-		     bool can_wait);
+/* Route pkt sent by sdev (not freed). */
+void softib_sma_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corrupt);
 bool softib_sw_present(void);
 /* The cable of switch port fab_port went down or up (softib_sma_lock held). */
 void softib_sw_link_event(unsigned int fab_port, bool up);

@@ -96,26 +96,26 @@ static bool softib_pkt_is_dr(const struct softib_pkt *pkt)
 }
 
 /* Out of switch port out to the HCA behind it. */
-static int softib_sw_out(unsigned int out, struct softib_pkt *pkt, bool corrupt, bool can_wait)
+static void softib_sw_out(unsigned int out, struct softib_pkt *pkt, bool corrupt)
 {
 	bool smp = pkt->dqpn == 0;
 	struct softib_dev *dst;
 
 	if (!out || out > softib_sw.nports || !READ_ONCE(softib_sw.port[out].linked)) {
 		softib_sw_count(SOFTIB_SW_DROP_NO_ROUTE);
-		return 0;
+		return;
 	}
 	if (!smp && READ_ONCE(softib_sw.port[out].state) != IB_PORT_ACTIVE) {
 		softib_sw_count(SOFTIB_SW_DROP_PORT_STATE);
-		return 0;
+		return;
 	}
 	dst = softib_sma_dev_at(out);
 	if (!dst) {
 		softib_sw_count(SOFTIB_SW_DROP_NO_ROUTE);
-		return 0;
+		return;
 	}
 	softib_sw_count(SOFTIB_SW_FORWARDED);
-	return softib_fabric_deliver(dst, pkt, corrupt, can_wait && !smp);
+	softib_fabric_deliver(dst, pkt, corrupt);
 }
 
 static void softib_sw_node_info(unsigned int in, u8 *data)
@@ -314,8 +314,7 @@ static struct softib_pkt *softib_sw_smp(unsigned int in, const struct softib_pkt
 }
 
 /* Forward by DLID, from port in (0: the switch itself). */
-static int softib_sw_forward(unsigned int in, struct softib_pkt *pkt, bool corrupt,
-			     bool can_wait);
+static void softib_sw_forward(unsigned int in, struct softib_pkt *pkt, bool corrupt);
 
 /*
  * A directed-route SMP at the switch (IBA 14.2.2.2 and 14.2.2.4). On the
@@ -339,7 +338,7 @@ static void softib_sw_dr(unsigned int in, struct softib_pkt *pkt)
 			return;
 		}
 		smp->hop_ptr = --hop;
-		softib_sw_out(smp->return_path[hop], pkt, false, false);
+		softib_sw_out(smp->return_path[hop], pkt, false);
 		return;
 	}
 	if (!hop || hop > cnt + 1) {
@@ -350,7 +349,7 @@ static void softib_sw_dr(unsigned int in, struct softib_pkt *pkt)
 		smp->return_path[hop] = in;
 		smp->hop_ptr = ++hop;
 		if (hop <= cnt) {
-			softib_sw_out(smp->initial_path[hop], pkt, false, false);
+			softib_sw_out(smp->initial_path[hop], pkt, false);
 			return;
 		}
 		/* end of the directed part: a LID-routed tail is not supported */
@@ -369,40 +368,37 @@ static void softib_sw_dr(unsigned int in, struct softib_pkt *pkt)
 		softib_sw_count(SOFTIB_SW_DROP_DR);
 	} else {
 		smp->hop_ptr = cnt;
-		softib_sw_out(smp->return_path[cnt], resp, false, false);
+		softib_sw_out(smp->return_path[cnt], resp, false);
 	}
 	softib_pkt_free(resp);
 }
 
-static int softib_sw_forward(unsigned int in, struct softib_pkt *pkt, bool corrupt,
-			     bool can_wait)
+static void softib_sw_forward(unsigned int in, struct softib_pkt *pkt, bool corrupt)
 {
 	u16 dlid = pkt->dlid, mask;
 	unsigned int out;
-	int ret = 0;
 
 	if (softib_lid_is_mcast(dlid)) {
 		if (dlid - 0xc000 >= SOFTIB_SW_MFT_CAP) {
 			softib_sw_count(SOFTIB_SW_DROP_NO_ROUTE);
-			return 0;
+			return;
 		}
 		mask = READ_ONCE(softib_sw.mft[dlid - 0xc000]);
 		for (out = 1; out <= softib_sw.nports; out++)
 			if (out != in && (mask & BIT(out)))
-				softib_sw_out(out, pkt, corrupt, false);
-		return 0;
+				softib_sw_out(out, pkt, corrupt);
+		return;
 	}
 	out = dlid < SOFTIB_SW_LFT_CAP ? READ_ONCE(softib_sw.lft[dlid]) : SOFTIB_SW_NO_PORT;
 	if (out == SOFTIB_SW_NO_PORT || !out) {
 		softib_sw_count(SOFTIB_SW_DROP_NO_ROUTE);
-		return 0;
+		return;
 	}
-	ret = softib_sw_out(out, pkt, corrupt, can_wait);
-	return ret;
+	softib_sw_out(out, pkt, corrupt);
 }
 
 /* A packet that arrived at switch port in. */
-static int softib_sw_rx(unsigned int in, struct softib_pkt *pkt, bool corrupt, bool can_wait)
+static void softib_sw_rx(unsigned int in, struct softib_pkt *pkt, bool corrupt)
 {
 	u16 sw_lid = READ_ONCE(softib_sw.port[0].lid);
 	struct softib_pkt *resp;
@@ -413,26 +409,26 @@ static int softib_sw_rx(unsigned int in, struct softib_pkt *pkt, bool corrupt, b
 			softib_sw_count(SOFTIB_SW_DROP_MALFORMED);	/* ICRC */
 		else
 			softib_sw_dr(in, pkt);
-		return 0;
+		return;
 	}
 	if (pkt->dlid == 0xffff || (sw_lid && pkt->dlid == sw_lid)) {
 		/* for the switch itself: only its SMA listens */
 		if (corrupt || pkt->dqpn != 0 || pkt->len < sizeof(struct ib_smp)) {
 			softib_sw_count(SOFTIB_SW_DROP_MALFORMED);
-			return 0;
+			return;
 		}
 		resp = softib_sw_smp(in, pkt);
 		if (resp) {
-			softib_sw_forward(0, resp, false, false);
+			softib_sw_forward(0, resp, false);
 			softib_pkt_free(resp);
 		}
-		return 0;
+		return;
 	}
 	if (pkt->dqpn != 0 && READ_ONCE(softib_sw.port[in].state) != IB_PORT_ACTIVE) {
 		softib_sw_count(SOFTIB_SW_DROP_PORT_STATE);
-		return 0;
+		return;
 	}
-	return softib_sw_forward(in, pkt, corrupt, can_wait);
+	softib_sw_forward(in, pkt, corrupt);
 }
 
 /*
@@ -440,8 +436,7 @@ static int softib_sw_rx(unsigned int in, struct softib_pkt *pkt, bool corrupt, b
  * from INIT on, anything else only from an ACTIVE port; to the port at the
  * other end of the link (back to back) or into the switch.
  */
-int softib_sma_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corrupt,
-		     bool can_wait)
+void softib_sma_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corrupt)
 {
 	bool mcast = softib_lid_is_mcast(pkt->dlid);
 	u16 lid = softib_dev_lid(sdev);
@@ -450,23 +445,27 @@ int softib_sma_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corru
 
 	if (!READ_ONCE(sdev->sma.linked) || (!smp && !softib_dev_active(sdev))) {
 		softib_count(sdev, SOFTIB_CNT_DROP_LINK_DOWN);
-		return 0;
+		return;
 	}
 	/* the HCA loops back what is for its own QPs */
-	if (mcast)
-		softib_fabric_deliver(sdev, pkt, corrupt, false);
-	else if (lid && pkt->dlid == lid && !softib_pkt_is_dr(pkt))
-		return softib_fabric_deliver(sdev, pkt, corrupt, can_wait && !smp);
+	if (mcast) {
+		softib_fabric_deliver(sdev, pkt, corrupt);
+	} else if (lid && pkt->dlid == lid && !softib_pkt_is_dr(pkt)) {
+		softib_fabric_deliver(sdev, pkt, corrupt);
+		return;
+	}
 
-	if (softib_sw.present)
-		return softib_sw_rx(sdev->sma.fab_port, pkt, corrupt, can_wait && !smp);
+	if (softib_sw.present) {
+		softib_sw_rx(sdev->sma.fab_port, pkt, corrupt);
+		return;
+	}
 
 	peer = softib_sma_dev_at(sdev->sma.fab_port == 1 ? 2 : 1);
 	if (!peer) {
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_ROUTE);
-		return 0;
+		return;
 	}
-	return softib_fabric_deliver(peer, pkt, corrupt, can_wait && !smp);
+	softib_fabric_deliver(peer, pkt, corrupt);
 }
 
 static const char *softib_sw_state_name(u8 state)
