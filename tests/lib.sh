@@ -110,7 +110,10 @@ wait_for() {
 	done
 }
 
-# check_wait NAME TIMEOUT_S CMD...: ok if CMD succeeds within TIMEOUT_S
+# check_wait NAME TIMEOUT_S CMD...: ok if CMD succeeds within TIMEOUT_S.
+# The shell expands CMD's arguments once, before the wait: a "$(...)" in them
+# is a frozen value. Put a condition that must be read again at every poll
+# in a function (or sh -c '...').
 check_wait() {
 	local name=$1 t=$2
 	shift 2
@@ -442,6 +445,13 @@ sib() { echo "$SIB_DEBUGFS/$1/$2"; }
 # sib_counter DEV NAME: value of a per-device counter
 sib_counter() {
 	awk -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) exit 1 }' "$(sib "$1" counters)"
+}
+
+# sib_counter_ge DEV NAME N: DEV's counter NAME is N or more (a condition
+# for wait_for: unlike "test \"$(sib_counter ...)\" ...", read at each poll)
+sib_counter_ge() {
+	local v
+	v=$(sib_counter "$1" "$2") && [ "$v" -ge "$3" ]
 }
 
 # sa_counter NAME: value of an SA counter
