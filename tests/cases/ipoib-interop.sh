@@ -8,7 +8,7 @@
 # Interoperability with the in-tree driver: our ib_ipoib in one VM and the
 # stock one in the other (then swapped), over softib's Ethernet transport
 # (SM/SA in VM0). ARP, ping, ping6, TCP data there and back (sha256) in
-# both directions.
+# both directions, and a P_Key child (0x8001) both ways.
 # Under OpenSM, OpenSM runs in VM0 and manages both VMs' ports: its SMPs
 # cross the Ethernet transport, VM1's port gets its LID from it and VM1's
 # SA queries go to it.
@@ -16,6 +16,9 @@
 
 ME=$((VM_ID + 1))
 PEER=$((2 - VM_ID))
+# under OpenSM (in VM0): the default partition and 0x8001 for the child
+SM_PARTITIONS='Default=0x7fff, ipoib, mtu=4, defmember=full : ALL=full ;
+P1=0x0001, ipoib, mtu=4 : ALL=full ;'
 
 check "eth0 mtu 4200" ip link set eth0 mtu 4200
 check "load the IB core" load_ib_core
@@ -57,6 +60,21 @@ for turn in 0 1; do
 	fi
 	check "barrier: TCP turn $turn done" vm_barrier "turn$turn" 180
 done
+
+# --- a P_Key child (partition 0x8001) across the two drivers ---
+if [ "$SM_MODE" = opensm ]; then
+	check_wait "OpenSM put 0x8001 in sib$VM_ID's P_Key table" 60 \
+		sh -c "grep -qx 0x8001 /sys/class/infiniband/sib$VM_ID/ports/1/pkeys/*"
+else
+	echo "1 0x8001" >"$(sib "sib$VM_ID" pkeys)"
+fi
+check "child ib0.8001" ip link add link ib0 name ib0.8001 type ipoib pkey 0x8001
+check "ib0.8001 address, up" sh -c "/usr/sbin/ip addr add 10.89.0.$ME/24 dev ib0.8001 &&
+	/usr/sbin/ip link set ib0.8001 up"
+check_wait "ib0.8001 carrier up" 60 sh -c '/usr/sbin/ip -o link show dev ib0.8001 | grep -q LOWER_UP'
+check "barrier: children up on both VMs" vm_barrier child 120
+check_wait "partition 0x8001: ping the peer's child" 60 ping -c 1 -W 2 "10.89.0.$PEER"
+check "barrier: children done" vm_barrier childdone 120
 
 check "barrier: both done" vm_barrier done 180
 
