@@ -35,9 +35,12 @@ check_wait "ib0..ib2 exist" 20 test -d /sys/class/net/ib2
 up_hosts 1
 
 # traffic in both directions while the HCA goes away
+b_rx() { in_host b cat /sys/class/net/ib1/statistics/rx_packets; }
+b_rx_above() { [ "$(b_rx)" -gt "$1" ]; }
+r0=$(b_rx)
 in_host a ping -i 0.01 -q 10.9.0.2 >/dev/null 2>&1 &
 in_host b ping -i 0.01 -q 10.9.0.1 >/dev/null 2>&1 &
-sleep 2
+check_wait "traffic flows: ib1 received 100 packets more" 20 b_rx_above $((r0 + 100))
 check "rmmod softib under traffic (ib_ipoib stays loaded)" rmmod softib
 check "no softib device left" test "$(ndev_count)" = 0
 check_wait "ipoib's interfaces are gone" 10 sh -c '! /usr/sbin/ip -n a link show ib0 >/dev/null 2>&1 && ! /usr/sbin/ip -n b link show ib1 >/dev/null 2>&1'
