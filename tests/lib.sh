@@ -110,7 +110,10 @@ wait_for() {
 	done
 }
 
-# check_wait NAME TIMEOUT_S CMD...: ok if CMD succeeds within TIMEOUT_S
+# check_wait NAME TIMEOUT_S CMD...: ok if CMD succeeds within TIMEOUT_S.
+# The shell expands CMD's arguments once, before the wait: a "$(...)" in them
+# is a frozen value. Put a condition that must be read again at every poll
+# in a function (or sh -c '...').
 check_wait() {
 	local name=$1 t=$2
 	shift 2
@@ -417,6 +420,76 @@ in_host() {
 # pings NS ADDR: one echo reply from ADDR within $PING_W (default 2) seconds
 pings() { in_host "$1" ping -c 1 -W "${PING_W:-2}" "$2" >/dev/null 2>&1; }
 
+# tcp_echo_serve NS|- PORT: a TCP echo server for one connection (busybox
+# nc -e cat) in NS ("-": here), in the background; returns when it listens
+tcp_echo_serve() {
+	if [ "$1" = - ]; then
+		nc -l -p "$2" -e /bin/cat </dev/null >/dev/null 2>&1 &
+		wait_for 10 sh -c "ss -Hltn | grep -q ':$2 '"
+	else
+		in_host "$1" nc -l -p "$2" -e /bin/cat </dev/null >/dev/null 2>&1 &
+		wait_for 10 sh -c "/usr/sbin/ip netns exec $1 ss -Hltn | grep -q ':$2 '"
+	fi
+}
+
+# tcp_echo_check NAME NS|- ADDR PORT KIB: send KIB KiB of random data over
+# TCP from NS ("-": here) to tcp_echo_serve at ADDR:PORT and read it back
+# (within 120 s); ok if what came back has the sha256 of what was sent
+tcp_echo_check() {
+	local name=$1 ns=$2 addr=$3 port=$4 kib=$5 tx=$_T_STATE/tcp.tx rx=$_T_STATE/tcp.rx t0 t sa sb
+	head -c $((kib * 1024)) /dev/urandom >"$tx"
+	rm -f "$rx"
+	t0=$(_t_now_ds)
+	if [ "$ns" = - ]; then
+		timeout 120 nc "$addr" "$port" <"$tx" >"$rx" 2>/dev/null
+	else
+		in_host "$ns" sh -c "timeout 120 nc $addr $port <$tx >$rx 2>/dev/null"
+	fi
+	t=$(($(_t_now_ds) - t0))
+	sa=$(sha256sum <"$tx" | cut -c1-64)
+	sb=$(sha256sum <"$rx" 2>/dev/null | cut -c1-64)
+	if [ "$sa" = "$sb" ]; then
+		ok "$name: $kib KiB there and back over TCP, sha256 equal ($((kib * 160 / (t + 1))) kbit/s)"
+		return 0
+	fi
+	fail "$name: $kib KiB there and back over TCP, sha256 equal" \
+		"sent $(wc -c <"$tx") bytes sha256 ${sa%${sa#????????}}, got $(wc -c <"$rx" 2>/dev/null || echo 0) sha256 ${sb%${sb#????????}} in $((t / 10)) s"
+	return 1
+}
+
+_t_rcvbuf_errors() {	# _t_rcvbuf_errors NS: UDP RcvbufErrors in NS
+	in_host "$1" cat /proc/net/snmp | awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { print $6 }'
+}
+
+# udp_loss_check NAME NS RNS ADDR PORT MAXPCT [IPERF3_ARGS...]: iperf3 UDP
+# from NS to the iperf3 server at ADDR:PORT in RNS; ok if datagrams were
+# sent and at most MAXPCT percent of them were lost on the way. Datagrams
+# the receiving iperf3 was too slow to read (RcvbufErrors in RNS: under TCG
+# it is, now and then) were delivered by the driver and are not counted.
+udp_loss_check() {
+	local name=$1 ns=$2 rns=$3 addr=$4 port=$5 max=$6 out pk lost n r0 r1 rb
+	shift 6
+	r0=$(_t_rcvbuf_errors "$rns")
+	out=$(in_host "$ns" iperf3 -c "$addr" -p "$port" -u -J "$@" 2>&1)
+	r1=$(_t_rcvbuf_errors "$rns")
+	rb=$((r1 - r0))
+	# the totals: "sum" of "end" (the first "sum" is the first interval's)
+	pk=$(echo "$out" | awk -F: '/"end":[ \t]*[{]/ { e = 1 } e && /"sum":/ { s = 1 } s && /"packets"/ { gsub(/[^0-9]/, "", $2); print $2; exit }')
+	lost=$(echo "$out" | awk -F: '/"end":[ \t]*[{]/ { e = 1 } e && /"sum":/ { s = 1 } s && /"lost_packets"/ { gsub(/[^0-9]/, "", $2); print $2; exit }')
+	echo "UDP $*: $pk datagrams, $lost lost"
+	for n in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do	# where they went
+		echo "$n: $(in_host "$n" cat /proc/net/snmp | grep '^Udp:' | tail -n 1)"
+		in_host "$n" tc -s qdisc 2>/dev/null | grep -m 1 'dropped'
+	done
+	if [ "${pk:-0}" -gt 0 ] 2>/dev/null && [ -n "$lost" ] &&
+		[ $(((lost - rb) * 100)) -le $((pk * max)) ]; then
+		ok "$name: $pk datagrams, $lost lost, $rb of them in the receiving socket (at most $max% elsewhere)"
+		return 0
+	fi
+	fail "$name: at most $max% lost" "datagrams '$pk' lost '$lost', '$rb' of them in the receiving socket: $(echo "$out" | tail -n 3)"
+	return 1
+}
+
 # sa_bcast_members N: softib's SA lists N members of the IPv4 broadcast
 # group of the default P_Key (ff12:401b:ffff::ffff:ffff)
 sa_bcast_members() {
@@ -442,6 +515,13 @@ sib() { echo "$SIB_DEBUGFS/$1/$2"; }
 # sib_counter DEV NAME: value of a per-device counter
 sib_counter() {
 	awk -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) exit 1 }' "$(sib "$1" counters)"
+}
+
+# sib_counter_ge DEV NAME N: DEV's counter NAME is N or more (a condition
+# for wait_for: unlike "test \"$(sib_counter ...)\" ...", read at each poll)
+sib_counter_ge() {
+	local v
+	v=$(sib_counter "$1" "$2") && [ "$v" -ge "$3" ]
 }
 
 # sa_counter NAME: value of an SA counter
@@ -515,12 +595,16 @@ vm_net_setup() {
 
 # What a kernel report starts with: WARN (also lockdep's and RCU's reports),
 # BUG (also KASAN, sleeping in atomic, bad page), Oops, UBSAN, kmemleak,
-# lockdep/hung-task/RCU-stall INFO, list/refcount corruption, a netdev
-# whose references are never dropped (unregister_netdevice: waiting).
-KERNEL_BAD_RE='WARNING:|BUG:|Oops|Call Trace|general protection fault|UBSAN:|kmemleak: [0-9]+ new suspected|INFO: |Kernel panic|list_(add|del) corruption|refcount_t: |DEBUG_LOCKS_WARN_ON|ODEBUG: |unregister_netdevice: waiting|blocked for more than'
+# lockdep/hung-task/RCU-stall INFO, list/refcount corruption, a device that
+# cannot be unregistered (a leaked reference), a hung task, an RCU stall.
+# tests/run.sh reads this line too: it scans the whole console with it.
+KERNEL_BAD_RE='WARNING:|BUG:|Oops|Call Trace|general protection fault|UBSAN:|kmemleak: [0-9]+ new suspected|INFO: |Kernel panic|list_(add|del) corruption|refcount_t: |DEBUG_LOCKS_WARN_ON|ODEBUG: |unregister_netdevice: waiting|blocked for more than [0-9]+ seconds|self-detected stall|detected stalls on CPU'
 
 # kernel_check: report "kernel clean": no WARN/BUG/Oops/... in dmesg, no
 # kmemleak report, no taint other than 4096|8192 (unsigned out-of-tree module).
+# The ring buffer (log_buf_len, qemu.sh) may still have lost the oldest
+# lines of a chatty boot: the host scans the whole console as well
+# ("kernel console clean", tests/run.sh).
 kernel_check() {
 	local bad taint other leaks=
 	if [ -e /sys/kernel/debug/kmemleak ]; then

@@ -46,7 +46,22 @@ emit() {	# emit STATUS(ok|fail|skip) LABEL NAME [REASON]
 	esac
 }
 
+# The kernel reports lib.sh's kernel_check looks for (its KERNEL_BAD_RE line)
+KERNEL_BAD_RE=$(sed -n "s/^KERNEL_BAD_RE='\(.*\)'\$/\1/p" "$HERE/lib.sh")
+
+# console_bad CONSOLE: the first kernel reports in the whole console log, on
+# one line. The guest's own check reads dmesg, whose ring buffer may have
+# lost the oldest lines, and runs before the modules are unloaded and the VM
+# powers off; the console has every kernel line of loglevel < 5 (every
+# report), each after its "[ seconds.micros] " time stamp.
+console_bad() {
+	tr -d '\r' <"$1" | grep -aE "\[ *[0-9]+\.[0-9]{6}\] .*($KERNEL_BAD_RE)" |
+		sed 's/^.*\(\[ *[0-9]*\.[0-9]\{6\}\] \)/\1/' | awk '!seen[$0]++' | head -n 3 |
+		tr '\n#' ' _' | cut -c1-300
+}
+
 # parse_results RESULTS NONCE CONSOLE LABEL QEMU_RC: count one boot's results.
+# With a CONSOLE file, also "kernel console clean" (console_bad).
 # Returns 1 if anything in this boot failed.
 parse_results() {
 	local res=$1 nonce=$2 con=$3 label=$4 qrc=${5:-0}
@@ -99,6 +114,14 @@ parse_results() {
 	else
 		[ $clean = 1 ] || emit fail "$label" "kernel clean" "the kernel check did not report"
 		[ $tests -gt 0 ] || emit fail "$label" "case reported tests" "no test result from the case"
+	fi
+	if [ -f "$con" ]; then
+		why=$(console_bad "$con")
+		if [ -n "$why" ]; then
+			emit fail "$label" "kernel console clean" "console: $why"
+		else
+			emit ok "$label" "kernel console clean"
+		fi
 	fi
 	[ "$FAIL" = "$f0" ]
 }

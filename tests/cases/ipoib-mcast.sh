@@ -12,6 +12,8 @@
 # Under softib's SA also: a group removed and added again while the port is
 # down is joined once it is back, and a refused broadcast rejoin (after a
 # reregister) takes the carrier away until the SA answers again.
+# Multicast data reaches a member of a joined group (IPv4 and IPv6), sent by
+# a non-member (send-only join).
 # Under softib's SA (its sa_groups) and under OpenSM's (saquery).
 . /tests/lib.sh
 
@@ -21,6 +23,7 @@ ALLHOSTS=ff12:401b:ffff:0000:0000:0000:0000:0001
 ALLNODES6=ff12:601b:ffff:0000:0000:0000:0000:0001
 MG_JOIN=ff12:401b:ffff:0000:0000:0000:0f01:0203		# 239.1.2.3
 MG_SENDONLY=ff12:401b:ffff:0000:0000:0000:0f09:0909	# 239.9.9.9
+MG6_JOIN=ff12:601b:ffff:0000:0000:0000:0001:0003	# ff05::1:3
 
 gid_of() { cat "/sys/class/infiniband/$1/ports/1/gids/0"; }
 sa_member() {	# sa_member MGID GID JOIN_STATE
@@ -68,6 +71,23 @@ check "b joins 239.1.2.3" /usr/sbin/ip -n b addr add 239.1.2.3/32 dev ib1 autojo
 check_wait "239.1.2.3 group lists ib1 as full member" 20 sa_member $MG_JOIN "$GID1" 0x1
 check_wait "debugfs ib1_mcg shows the join of 239.1.2.3 complete" 20 mcg_complete ib1 ff12:401b:ffff:0:0:0:f01:203
 check "the group has the broadcast group's parameters" group_like_bcast $MG_JOIN
+
+# --- multicast data to a joined group, IPv4 and IPv6 ---
+# b answers echo requests to its groups; a reply from b's address proves
+# that a's datagram to the group reached b. a is no member, so its driver
+# sends through a send-only join. (a full member cannot be tested this way:
+# "ip addr add GROUP autojoin" also makes GROUP a local address of a, and
+# a's echo requests then never leave it.)
+in_host b sh -c 'echo 0 >/proc/sys/net/ipv4/icmp_echo_ignore_broadcasts'
+mping() {	# mping GROUP FROM_RE: a's echo to GROUP answered from FROM_RE
+	in_host a ping -c 1 -W 2 -I ib0 "$1" 2>/dev/null | grep -qE "from ($2)[: ]"
+}
+check_wait "IPv4 send-only: a (no member) -> 239.1.2.3 reaches b" 30 mping 239.1.2.3 10.9.0.2
+check_wait "a's send-only join of 239.1.2.3 (join_state 0x8)" 20 sa_member $MG_JOIN "$GID0" 0x8
+check "b joins ff05::1:3" /usr/sbin/ip -n b -6 addr add ff05::1:3/128 dev ib1 autojoin
+check_wait "ff05::1:3 group lists ib1 as full member" 20 sa_member $MG6_JOIN "$GID1" 0x1
+check_wait "IPv6 send-only: a (no member) -> ff05::1:3 reaches b" 30 mping ff05::1:3 'fd00:9::2|fe80::202:c903:a0:2'
+check_wait "a's send-only join of ff05::1:3 (join_state 0x8)" 20 sa_member $MG6_JOIN "$GID0" 0x8
 
 in_host a ping -c 3 -i 0.3 -W 1 -I ib0 239.9.9.9 >/dev/null 2>&1
 check_wait "a sending to 239.9.9.9 joined it send-only (join_state 0x8)" 20 sa_member $MG_SENDONLY "$GID0" 0x8

@@ -12,6 +12,8 @@
 # (drop_bad_pkey), none delivered. A broadcast (ARP) in partition 0x8001
 # never reaches an interface of the default partition on the same port.
 # The child opened without its P_Key still collects its idle paths.
+# Each negative check comes after its positive control: the same pair (or
+# the same sender) works where the partitions allow it.
 . /tests/lib.sh
 
 PING_W=1	# pings (lib.sh): wait 1 s for the reply
@@ -31,7 +33,9 @@ done
 check "host a (ib0.8001)" make_host a ib0.8001 10.41.0.1/24
 check "host b (ib1.8001)" make_host b ib1.8001 10.41.0.2/24
 check "host c (ib2.8001, P_Key not in sib2's table)" make_host c ib2.8001 10.41.0.3/24
-# ib1, the default partition on the same port as ib1.8001, in the same subnet
+# ib0 and ib1, the default partition on the same ports as ib0.8001 and
+# ib1.8001, in the same subnet
+check "host p0 (ib0, default partition) with 10.41.0.8" make_host p0 ib0 10.41.0.8/24
 check "host p1 (ib1, default partition) with 10.41.0.9" make_host p1 ib1 10.41.0.9/24
 check_wait "carrier on ib0.8001" 30 _t_has_carrier a ib0.8001
 check_wait "carrier on ib1.8001" 30 _t_has_carrier b ib1.8001
@@ -41,6 +45,10 @@ check "ib2.8001 has no carrier (0x8001 not in sib2's table)" no_carrier c ib2.80
 check_wait "partition 0x8001: ping a -> b" 30 pings a 10.41.0.2
 
 # --- broadcasts stay in their partition ---
+# positive controls: 10.41.0.9 answers in its own (default) partition, and
+# a reaches b in theirs
+check_wait "default partition: ping p0 -> p1 (10.41.0.9 answers)" 30 pings p0 10.41.0.9
+check "partition 0x8001: ping a -> b" pings a 10.41.0.2
 rx0=$(rx_of b ib1.8001)
 check_fail "ARP from partition 0x8001 does not reach ib1 (default partition)" \
 	in_host a ping -c 3 -i 0.5 -W 1 10.41.0.9
@@ -48,6 +56,7 @@ check "ib1.8001 saw those ARP broadcasts (rx_packets $rx0 -> $(rx_of b ib1.8001)
 	test "$(rx_of b ib1.8001)" -gt "$rx0"
 check "a has no address for 10.41.0.9" sh -c \
 	"! /usr/sbin/ip -n a neigh show 10.41.0.9 | grep -q lladdr"
+check "default partition: ping p1 -> p0 (p1 can send)" pings p1 10.41.0.8
 check_fail "and the default partition cannot reach 10.41.0.2 either" \
 	in_host p1 ping -c 2 -i 0.5 -W 1 10.41.0.2
 
@@ -73,7 +82,8 @@ fi
 # --- P_Key removed at run time: ib1.8001 goes down, frames dropped ---
 echo "1 0" >"$(sib sib1 pkeys)"
 check_wait "P_Key 0x8001 removed from sib1: ib1.8001 carrier off" 20 no_carrier b ib1.8001
-sleep 1	# the child finishes going down before its frames are counted
+# positive control, and a barrier for the frames in flight when the P_Key went
+check "partition 0x8001 still works elsewhere: ping a -> c" pings a 10.41.0.3
 bad0=$(bad sib1)
 rx0=$(rx_of b ib1.8001)
 check_fail "no P_Key at sib1: ping a -> b fails" in_host a ping -c 3 -i 0.3 -W 1 10.41.0.2

@@ -7,7 +7,10 @@
 # Fabric events go through the driver's one resync path: carrier follows the
 # port (down/up), an SM restart (all groups forgotten, client reregister), a
 # LID change, an SM move and a P_Key table change; after each, the broadcast
-# group membership comes back and traffic flows again.
+# group membership comes back (the SA gets joins again after the LID change
+# and the SM move) and traffic flows again, also once the neighbours are
+# flushed: that needs a new PathRecord query (to the new SM's LID after the
+# move) and, after the LID change, gives the path the new DLID.
 . /tests/lib.sh
 
 SA=$SIB_DEBUGFS
@@ -21,6 +24,27 @@ sa_member() {	# sa_member MGID GID JOIN_STATE
 }
 no_carrier() { ! _t_has_carrier "$1" "$2"; }
 pings6() { in_host "$1" ping -6 -c 1 -W 2 "$2" >/dev/null 2>&1; }
+sa_above() { [ "$(sa_counter "$1")" -gt "$2" ]; }
+# path_dlid IFNAME GID: the DLID (0x%04x) of the driver's path to GID, from
+# its debugfs ipoib/IFNAME_path (both drivers write the GID as %x groups)
+path_dlid() {
+	awk -v g="$(echo "$2" | sed 's/^0*\([0-9a-f]\)/\1/; s/:0*\([0-9a-f]\)/:\1/g')" '
+		$1 == "GID:" { in_p = ($2 == g) } in_p && $1 == "DLID:" { print $2 }' \
+		"/sys/kernel/debug/ipoib/$1_path"
+}
+# refresh NAME [P0]: the neighbours of both hosts flushed, so that traffic
+# needs ARP and the driver's path; a -> b and b -> a must work. With P0 (the
+# SA's path_get before the event, which made the paths stale) the SA must
+# have answered new PathRecord queries since.
+refresh() {
+	in_host a ip neigh flush dev ib0
+	in_host b ip neigh flush dev ib1
+	check_wait "$1: ping a -> b after a neighbour flush" 30 pings a 10.9.0.2
+	check_wait "$1: ping b -> a" 30 pings b 10.9.0.1
+	[ -z "${2:-}" ] ||
+		check "$1: the SA answered new PathRecord queries (path_get $2 -> $(sa_counter path_get))" \
+			sa_above path_get "$2"
+}
 
 check "load the IB core" load_ib_core
 check "load softib ndevs=2" load_softib ndevs=2
@@ -53,17 +77,39 @@ check_wait "ping6 a -> b after SM restart" 30 pings6 a fd00:9::2
 check "carrier stayed on ib0" _t_has_carrier a ib0
 
 # --- LID change (LID_CHANGE + CLIENT_REREGISTER): peers' paths refresh ---
+m0=$(sa_counter mcm_set)
+p0=$(sa_counter path_get)
 echo 0x20 >"$(sib sib1 lid)"
 check_wait "ping a -> b after b's LID changed to 0x20" 30 pings a 10.9.0.2
 check_wait "ping b -> a after the LID change" 30 pings b 10.9.0.1
+check_wait "LID change: the SA got joins again (mcm_set > $m0)" 30 sa_above mcm_set "$m0"
+check_wait "LID change: ib1 is in the broadcast group" 30 sa_member $BCAST "$GID1" 0x1
+refresh "LID change" "$p0"
+check "LID change: a's path to b has the new DLID 0x0020 ($(path_dlid ib0 "$GID1"))" \
+	test "$(path_dlid ib0 "$GID1")" = 0x0020
 
 # --- SM moves to sib1 (SM_CHANGE on every port) ---
+# A new master SM reregisters its clients (OpenSM sets ClientReregister in
+# its first sweep as master); softib's move raises SM_CHANGE only, so the
+# case reregisters both ports, as the new SM would. softib's SA answers
+# only requests sent to the SM's LID: an answered PathRecord query after
+# the move was sent to the new SM LID.
+m0=$(sa_counter mcm_set)
+p0=$(sa_counter path_get)
 echo sib1 >"$SA/sm"
+echo 1 >"$(sib sib0 rereg)"
+echo 1 >"$(sib sib1 rereg)"
+check_wait "SM moved: sib0's SM LID is sib1's LID 0x20" 10 sh -c '. /tests/lib.sh; [ "$(port_sm_lid sib0)" = 32 ]'
 check_wait "ping a -> b after the SM moved" 30 pings a 10.9.0.2
+check_wait "SM moved: both ports joined again (mcm_set > $((m0 + 1)))" 30 sa_above mcm_set $((m0 + 1))
+check_wait "SM moved: ib0 is in the broadcast group" 30 sa_member $BCAST "$GID0" 0x1
+refresh "SM moved" "$p0"
 
-# --- P_Key table change on an unused index: nothing breaks ---
+# --- P_Key table change on an unused index: nothing breaks (no path is
+# stale, so no new query is required) ---
 echo "1 0x8001" >"$(sib sib0 pkeys)"
 check_wait "ping a -> b after a P_Key table change" 30 pings a 10.9.0.2
+refresh "P_Key table change"
 echo "1 0" >"$(sib sib0 pkeys)"
 
 check "unload everything" unload_all

@@ -9,7 +9,8 @@
 # host is answered while its path resolves; IPv4 and IPv6 neighbours of one
 # host share one path, so one SA PathRecord query per destination GID; a
 # destination the SA does not know costs a handful of queries over 30 s of
-# traffic and its packets are counted as dropped. Under OpenSM, which has
+# traffic and its packets are counted as dropped; a burst of 16 packets to a
+# new destination, held while it resolves, is delivered whole. Under OpenSM, which has
 # no query counters, the path's DLID must be the LID OpenSM gave b and
 # OpenSM must have no PathRecord to the unknown GID; the rest is the same.
 . /tests/lib.sh
@@ -64,6 +65,15 @@ check "debugfs ib0_path: one complete path to b's GID" sh -c \
 check "more traffic causes no more queries" in_host a ping -c 5 -i 0.2 -W 2 10.9.0.2
 embedded_only "path_get still $p1" test "$(sa_count path_get)" = "$p1"
 check "first ping c -> a answered" in_host c ping -c 1 -W 10 10.9.0.1
+# A burst to a destination never talked to: the neighbour layer holds it
+# while ARP resolves, then hands all of it to the driver at once, which holds
+# it while the path resolves (IPOIB_PATH_QUEUE_LEN, 16; the stock driver
+# holds 3, IPOIB_MAX_PATH_REC_QUEUE): every packet must be delivered.
+burst16() {
+	in_host c ping -c 16 -i 0.002 -W 10 -w 30 10.9.0.2 | tee /dev/stderr |
+		grep -q '16 packets transmitted, 16 received'
+}
+check "a burst of 16 pings c -> b, a new destination: 16 replies" burst16
 
 # --- a destination the SA does not know ---
 # GUID 0x0002c90300a00063: no port has LID 0x63, so PathRecord says "no records".

@@ -59,7 +59,7 @@ check "rdma link delete sibeth2 during traffic" rdma link delete sibeth2
 check_wait "$i2 is gone" 20 sh -c "! /usr/sbin/ip netns exec d test -e /sys/class/net/$i2"
 check "$i1 is still there" in_host c test -e "/sys/class/net/$i1"
 killall iperf3 ping 2>/dev/null
-sleep 1
+check_wait "iperf3 and ping have ended" 10 sh -c '! pidof iperf3 ping >/dev/null'
 
 # --- create_child racing device removal ---
 # Writers hammer create_child while the device goes. The children and the

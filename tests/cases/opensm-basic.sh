@@ -81,12 +81,10 @@ in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
 wait_for 10 sh -c '/usr/sbin/ip netns exec b ss -ltn | grep -q :5201'
 out=$(in_host a iperf3 -c 10.9.0.2 -p 5201 -t 3 -J 2>&1)
 bps=$(echo "$out" | awk -F: '/"sum_received"/ { s = 1 } s && /"bits_per_second"/ { gsub(/[^0-9.]/, "", $2); print int($2); exit }')
-if [ "${bps:-0}" -gt 0 ] 2>/dev/null; then
-	ok "iperf3 TCP 3 s under OpenSM: $bps bit/s"
-else
-	fail "iperf3 TCP 3 s under OpenSM" "$(echo "$out" | tail -n 3)"
-fi
+echo "iperf3 TCP 3 s under OpenSM: ${bps:-?} bit/s"
 killall iperf3 2>/dev/null
+tcp_echo_serve b 5202
+tcp_echo_check "under OpenSM: TCP a -> b -> a" a 10.9.0.2 5202 4096
 
 check "OpenSM still running" opensm_running
 dmesg_mark rmmod

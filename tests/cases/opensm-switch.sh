@@ -72,12 +72,10 @@ in_host c iperf3 -s -D -p 5201 >/dev/null 2>&1
 wait_for 10 sh -c '/usr/sbin/ip netns exec c ss -ltn | grep -q :5201'
 out=$(in_host a iperf3 -c 10.9.0.3 -p 5201 -t 3 -J 2>&1)
 bps=$(echo "$out" | awk -F: '/"sum_received"/ { s = 1 } s && /"bits_per_second"/ { gsub(/[^0-9.]/, "", $2); print int($2); exit }')
-if [ "${bps:-0}" -gt 0 ] 2>/dev/null; then
-	ok "iperf3 TCP 3 s a -> c through the switch: $bps bit/s"
-else
-	fail "iperf3 TCP a -> c through the switch" "$(echo "$out" | tail -n 3)"
-fi
+echo "iperf3 TCP 3 s a -> c through the switch: ${bps:-?} bit/s"
 killall iperf3 2>/dev/null
+tcp_echo_serve c 5202
+tcp_echo_check "through the switch: TCP a -> c -> a" a 10.9.0.3 5202 4096
 # The cable of sib2 goes down and up: the port comes back in INIT and the
 # SM, told by the switch's PortStateChange, brings it back to ACTIVE.
 echo down >"$(sib sib2 state)"

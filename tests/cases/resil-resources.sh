@@ -86,7 +86,7 @@ m0=$(sib_counter sib2 cq_modify)
 dmesg_mark cq
 echo 1 >"$(sib sib2 fail_cq_overflow)"
 in_host c ping -c 3 -i 0.3 -W 1 192.0.2.1 >/dev/null
-check_wait "fail_cq_overflow: counted (cq_overflow)" 10 test "$(sib_counter sib2 cq_overflow)" -ge 1
+check_wait "fail_cq_overflow: counted (cq_overflow)" 10 sib_counter_ge sib2 cq_overflow 1
 check_wait "fail_cq_overflow: the CQ error is logged" 10 logged 'CQ error'
 check_wait "fail_cq_overflow: c -> a works again by itself" 30 pings c 192.0.2.1
 check "fail_cq_overflow: the CQ error is logged once ($(lines 'CQ error'))" test "$(lines 'CQ error')" = 1

@@ -123,15 +123,20 @@ check_wait "sibeth3 IB MTU 4096" 5 grep -q "ib_mtu 4096" "$(sib sibeth3 eth)"
 check_fail "a second link on sibe1 is refused" rdma link add sibethx type softib netdev sibe1
 check_fail "a link on lo is refused" rdma link add sibethlo type softib netdev lo
 
-# removal, each while a ping flood runs towards the device going away
+# removal, each while a ping flood runs towards the device going away (once
+# it gets there: 50 packets more received)
+rx_in() { in_host "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
+rx_in_above() { [ "$(rx_in "$1" "$2")" -gt "$3" ]; }
+r=$(rx_in h3 "$IB3")
 in_host h1 ping -f -w 4 10.77.0.3 >/dev/null 2>&1 &
-sleep 1
+check_wait "the flood reaches host3" 10 rx_in_above h3 "$IB3" $((r + 50))
 check "rdma link delete sibeth3" rdma link delete sibeth3
 check_wait "sibeth3 gone" 20 test ! -e /sys/class/infiniband/sibeth3
 check_wait "host3: $IB3 gone" 20 sh -c "! /usr/sbin/ip -n h3 link show dev $IB3 2>/dev/null"
 wait
+r=$(rx_in h2 "$IB2")
 in_host h1 ping -f -w 4 10.77.0.2 >/dev/null 2>&1 &
-sleep 1
+check_wait "the flood reaches host2" 10 rx_in_above h2 "$IB2" $((r + 50))
 check "ip link del sibe2 (the lower of sibeth2)" ip link del sibe2
 check_wait "sibeth2 gone with its lower netdev" 20 test ! -e /sys/class/infiniband/sibeth2
 check_wait "sibeth1 still pings itself" 30 in_host h1 ping -c 1 -W 2 10.77.0.1

@@ -128,7 +128,9 @@ check_fail "ping h0 -> h3 (no path yet) fails with sa_status 0x0300" \
 	in_host h0 ping -c 3 -W 1 10.10.0.4
 check "h1 joins 239.1.2.5" in_host h1 ip addr add 239.1.2.5/32 dev ib1 autojoin
 check_wait "errored counter moved" 20 sa_above errored "$err0"
-sleep 2
+# barrier: the join was tried again and errored again, so the answers had
+# their chance to make a group
+check_wait "errored counter moved again (a retry)" 30 sa_above errored "$(sa_counter errored)"
 check "no group $MG_STATUS while every answer is an error" sa_no_group $MG_STATUS
 check "path_no_record did not move (the status came from sa_status)" \
 	test "$(sa_counter path_no_record)" = "$nrec0"

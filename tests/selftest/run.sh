@@ -4,6 +4,7 @@
 # Runner self-test: proves that tests/run.sh cannot pass a failing case.
 #  1. Parser checks on hand-made results files (no VM): a stale or forged end
 #     marker, a missing end marker, a missing kernel check, an empty file;
+#     each kernel report pattern in a console log (KERNEL_BAD_RE);
 #     the boots that case headers ask for (--list: drivers x SM modes).
 #  2. The cases in tests/selftest/cases/ booted for real: pass.sh must pass;
 #     every fail-*.sh must be reported as failed for its own reason (a failed
@@ -11,7 +12,8 @@
 #     marker, a hang stopped by the hard timeout, a non-zero exit, no test);
 #     fail-twovm-peer-dies.sh (VM1 crashes, VM0 waits at a barrier) must fail
 #     for both VMs without waiting for the timeout;
-#     skip-counted.sh must count as skipped, not passed; fail-sm-header.sh
+#     fail-console-only.sh (a report the ring buffer lost) must fail from the
+#     console; skip-counted.sh must count as skipped, not passed; fail-sm-header.sh
 #     (an unknown "# sm:" mode) must fail without a boot; and the run as a whole
 #     must exit non-zero with a final line that adds up.
 # Prints "ok - ..." / "not ok - ..." per check; exit non-zero if any failed.
@@ -53,6 +55,38 @@ out=$("$RUN" --parse <(printf '%s\n' "ok 1 - a # SKIP no hw" "ok 2 - kernel clea
 grep -q '^ok 1 parse - a # SKIP no hw$' <<<"$out" && [ "$(tail -n 1 <<<"$out")" = "1 passed, 0 failed, 1 skipped" ]
 res $? "parser: a skip is counted as skipped, not passed"
 
+# console_case NAME EXPECT CONSOLE_LINE: a complete, clean results file with a
+# console holding LINE (among boot noise): the whole console is scanned
+console_case() {
+	local out rc
+	printf '%s\n' "ok 1 - a" "ok 2 - kernel clean" "END 1234abcd" >"$T/res"
+	printf '%s\r\n' "[    0.000000] Linux version 6.1.0" "init: case=x" "$3" \
+		"### ok 1 - a" "[    9.100000] reboot: Power down" >"$T/con"
+	out=$("$RUN" --parse "$T/res" 1234abcd "$T/con")
+	rc=$?
+	if [ "$2" = pass ]; then
+		[ $rc = 0 ] && grep -q '^ok [0-9]* parse - kernel console clean$' <<<"$out"
+	else
+		[ $rc != 0 ] && grep -q '^not ok [0-9]* parse - kernel console clean # console: ' <<<"$out"
+	fi
+	res $? "console: $1 is a $2"
+}
+console_case "a clean console" pass "[    2.000000] ib0: something ordinary"
+console_case "a case's own output naming a report" pass "case: WARNING: not a kernel line"
+console_case "a WARNING" fail "[    3.123456] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x0/0x0"
+console_case "a leaked netdev reference" fail \
+	"[  130.000001] unregister_netdevice: waiting for ib0 to become free. Usage count = 2"
+console_case "a hung task" fail \
+	"[  250.000002] INFO: task kworker/0:1:42 blocked for more than 120 seconds."
+console_case "a hung task without INFO" fail \
+	"[  250.000002] task:kworker/0:1 blocked for more than 120 seconds."
+console_case "an RCU stall (self-detected)" fail \
+	"[   60.000003] rcu: INFO: rcu_sched self-detected stall on CPU"
+console_case "an RCU stall (detected)" fail \
+	"[   60.000004] rcu: rcu_preempt detected stalls on CPUs/tasks:"
+console_case "a report behind a partial line" fail \
+	"init: ok[   61.000005] BUG: kernel NULL pointer dereference, address: 0"
+
 # --- the boots the case headers ask for (--list, no VM) ---
 mkdir -p "$T/cases"
 printf '%s\n' '#!/bin/sh' '# drivers: stock ours' '# sm: embedded opensm' >"$T/cases/a.sh"
@@ -91,6 +125,9 @@ expect_fail fail-forged-end 'boot completed'
 expect_fail fail-hang 'boot completed # VM killed by the hard timeout'
 expect_fail fail-exit 'case script exit status'
 expect_fail fail-silent 'case reported tests'
+expect_fail fail-console-only 'kernel console clean # console: .*blocked for more than'
+grep -qE '^ok [0-9]+ fail-console-only \[stock\] - kernel clean$' "$T/out"
+res $? "VM: fail-console-only: the guest's dmesg check missed the report (cleared ring buffer), the console scan did not"
 grep -qE '^not ok [0-9]+ fail-twovm-peer-dies \[stock/stock\] vm1 - boot completed # kernel panic' "$T/out" &&
 	grep -qE '^not ok [0-9]+ fail-twovm-peer-dies \[stock/stock\] vm0 - boot completed # VM stopped by the runner' "$T/out" &&
 	grep -qE '^# fail-twovm-peer-dies \[stock/stock\]: ([0-9]|[1-9][0-9]|1[01][0-9]) s' "$T/out"

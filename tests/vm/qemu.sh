@@ -25,7 +25,7 @@ qemu_run() {
 			-accel tcg -M pc -cpu max -m "$VM_MEM" -smp "$smp" \
 			-nodefaults -display none -no-reboot -name "ipoib-test-vm$id" -pidfile "$out.pid" \
 			-kernel "$VMLINUZ" -initrd "$initrd" \
-			-append "console=ttyS0,115200 loglevel=5 printk.devkmsg=on panic_on_warn=1 oops=panic panic=-1 no_timer_check mitigations=off random.trust_cpu=on rdinit=/init $append" \
+			-append "console=ttyS0,115200 loglevel=5 log_buf_len=8M printk.devkmsg=on panic_on_warn=1 oops=panic panic=-1 no_timer_check mitigations=off random.trust_cpu=on rdinit=/init $append" \
 			-chardev "file,id=con,path=$out.console" -serial chardev:con \
 			-chardev "file,id=res,path=$out.results" -serial chardev:res \
 			"$@" </dev/null >"$out.qemu" 2>&1 &
