@@ -15,8 +15,9 @@
 #   make shell           an interactive shell in the test VM (debugging)
 #
 # KVER=/KDIR= build for another kernel (default: the newest installed Debian
-# linux-headers-6.1*-amd64); KERNEL=debug selects the prebuilt debug kernel in
-# ../shared/kernels/6.1-debug. See README.md and Documentation/testing.rst.
+# linux-headers-6.1.*-amd64; KVER=6.12: the newest 6.12 ones); KERNEL=debug
+# selects the prebuilt debug kernel in ../shared/kernels/6.1-debug. See
+# README.md and Documentation/testing.rst.
 
 SHELL := /bin/bash
 KERNEL ?= stock
@@ -65,4 +66,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,21s/^# \{0,1\}//p' Makefile
+	@sed -n '3,22s/^# \{0,1\}//p' Makefile
