@@ -41,6 +41,7 @@
 #include <linux/llist.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_sa.h>
+#include "ipoib_compat.h"
 
 #define IPOIB_ENCAP_LEN		4	/* type + reserved, RFC 4391 section 6 */
 #define IPOIB_PSEUDO_LEN	INFINIBAND_ALEN	/* destination carried to xmit */

@@ -114,6 +114,8 @@ static u32 ipoib_lane_mbps(u16 speed)
 		return 50000;
 	case IB_SPEED_NDR:
 		return 100000;
+	case IB_SPEED_XDR:
+		return 200000;
 	default:
 		return 0;
 	}

@@ -16,7 +16,6 @@
 
 #include <linux/if_arp.h>
 #include <linux/rtnetlink.h>
-#include <asm/unaligned.h>
 #include <net/rtnetlink.h>
 #include "ipoib.h"
 

@@ -12,11 +12,11 @@
 #include "softib.h"
 
 int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		     struct ib_udata *udata)
+		     IB_COMPAT_CREATE_CQ_ARG *uarg)
 {
 	struct softib_cq *cq = to_scq(ibcq);
 
-	if (udata || attr->flags)
+	if (uarg || attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SOFTIB_MAX_CQE)
 		return -EINVAL;
