@@ -112,7 +112,7 @@ void ipoib_setup(struct net_device *dev)
 	dev->max_mtu = 4096 - IPOIB_ENCAP_LEN;
 	dev->tx_queue_len = 256;
 	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
-	dev->watchdog_timeo = HZ;
+	dev->watchdog_timeo = 10 * HZ;
 	dev->rtnl_link_ops = &ipoib_link_ops;
 	dev->netdev_ops = &ipoib_netdev_ops;
 	dev->ethtool_ops = &ipoib_ethtool_ops;
