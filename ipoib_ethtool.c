@@ -10,7 +10,7 @@
 #include <linux/netlink.h>
 #include "ipoib.h"
 
-#define IPOIB_DRIVER_VERSION	"1.0 (datagram)"
+#define IPOIB_DRIVER_VERSION	IPOIB_VERSION " (datagram)"
 
 static void ipoib_get_drvinfo(struct net_device *dev,
 			      struct ethtool_drvinfo *info)

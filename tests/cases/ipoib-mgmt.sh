@@ -35,6 +35,13 @@ check "ethtool -i: driver: ib_ipoib" has "$out" "^driver: ib_ipoib"
 check "ethtool -i: bus-info: softib (the HCA's parent device)" has "$out" "^bus-info: softib"
 check "ethtool -i: firmware-version: 1.0.0" has "$out" "^firmware-version: 1.0.0"
 [ "$IPOIB_DRIVER" = ours ] && check "ethtool -i: version: 1.0" has "$out" "^version: 1.0"
+if [ "$IPOIB_DRIVER" = ours ]; then
+	# DKMS replaces the in-tree module only if the versions differ: ours
+	# must carry one, the same as ethtool's
+	modver=$(modinfo -F version "/lib/modules/$KVER/updates/ib_ipoib.ko")
+	check "modinfo: a version, the one ethtool -i shows" \
+		has "$out" "^version: ${modver:-(none)} (datagram)\$"
+fi
 out=$(et a ib0)
 echo "$out"
 check "ethtool: Speed: 40000Mb/s (4X QDR)" has "$out" "Speed: 40000Mb/s"
