@@ -3,6 +3,7 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 420
+# tier: 612
 #
 # The administrator's view with the real ethtool: -i (driver, version,
 # firmware, bus), link settings from the port's speed and width, -S counters
