@@ -13,6 +13,7 @@ PKGS=(
 	qemu-system-x86 busybox-static iputils-ping iperf3 ethtool
 	rdma-core infiniband-diags ibverbs-utils opensm
 	nfs-kernel-server libc6-dev
+	dkms dh-dkms debhelper
 )
 # More for one target: make bench with BENCH_PROFILE=1 asks for linux-perf.
 # shellcheck disable=SC2206

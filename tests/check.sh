@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: deps + build + lint + runner self-test + the VM suite on the
-# stock kernel + the 6.12 tier + the debug tier, in this order. Every stage
-# runs even if an earlier one failed (except deps), so one run shows
-# everything; each stage counts as one test in the final line "N passed, N
-# failed[, N skipped]".
+# make check: deps + build + lint + runner self-test + the DKMS package +
+# the VM suite on the stock kernel + the 6.12 tier + the debug tier, in this
+# order. Every stage runs even if an earlier one failed (except deps), so
+# one run shows everything; each stage counts as one test in the final line
+# "N passed, N failed[, N skipped]".
 # Exit status non-zero on any failure.
 #
 # The debug tier: the cases whose header says "# tier: debug" (the fault
@@ -26,8 +26,8 @@
 #
 # Env: CASES (subset of the VM suite; the tiers take their cases among
 # them), KERNEL=stock|debug, KVER, KDIR, KVER612, KDIR612, SKIP_LINT=1 /
-# SKIP_SELFTEST=1 / DEBUG_TIER=0 / TIER612=0 (developer shortcuts; not for
-# CI).
+# SKIP_SELFTEST=1 / SKIP_DKMS=1 / DEBUG_TIER=0 / TIER612=0 (developer
+# shortcuts; not for CI).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -74,6 +74,9 @@ if [ "$KERNEL" = debug ]; then
 elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
 	stage selftest "$HERE/selftest/run.sh"
 fi
+# The DKMS package, staged on the host (tests/dkms.sh); not on the debug
+# kernel, whose kernel tree is not installed.
+[ "$KERNEL" = debug ] || [ "${SKIP_DKMS:-0}" = 1 ] || stage dkms "$HERE/dkms.sh"
 
 if [ "$KERNEL" = debug ] || { [ "${DEBUG_TIER:-1}" = 0 ] && [ "${TIER612:-1}" = 0 ]; }; then
 	[ "$KERNEL" = stock ] && echo "check: debug and 6.12 tiers not run (DEBUG_TIER=0 TIER612=0)"
