@@ -11,19 +11,21 @@
 #   make debug-kernel    build the debug kernel into build/ when ../shared has none (~1 h)
 #   make lint            W=1, sparse, checkpatch --strict over every .c/.h
 #   make install         install ib_ipoib.ko into /lib/modules/<kver>/updates + depmod
+#   make deb             build/deb/ib-ipoib-dkms_<version>_all.deb (DKMS, dh-dkms)
 #   make bench           ours vs stock ib_ipoib vs the fabric ceiling (build/bench/)
 #   make shell           an interactive shell in the test VM (debugging)
 #
 # KVER=/KDIR= build for another kernel (default: the newest installed Debian
-# linux-headers-6.1*-amd64); KERNEL=debug selects the prebuilt debug kernel in
-# ../shared/kernels/6.1-debug. See README.md and Documentation/testing.rst.
+# linux-headers-6.1.*-amd64; KVER=6.12: the newest 6.12 ones); KERNEL=debug
+# selects the prebuilt debug kernel in ../shared/kernels/6.1-debug. See
+# README.md and Documentation/testing.rst.
 
 SHELL := /bin/bash
 KERNEL ?= stock
 export KERNEL KVER KDIR CASES CASES_DIR
 
 # (The kernel build system reads ./Kbuild, never this file.)
-.PHONY: all modules deps lint selftest test vmtest check check-debug debug-kernel install demo bench shell clean help
+.PHONY: all modules deps lint selftest test vmtest check check-debug debug-kernel install deb demo bench shell clean help
 
 all modules:
 	@bash tests/vm/build.sh
@@ -52,6 +54,9 @@ debug-kernel:
 install:
 	@bash tests/vm/install.sh
 
+deb:
+	@bash scripts/deb.sh
+
 demo:
 	@bash tests/vm/demo.sh
 
@@ -65,4 +70,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '3,21s/^# \{0,1\}//p' Makefile
+	@sed -n '3,23s/^# \{0,1\}//p' Makefile

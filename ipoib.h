@@ -47,6 +47,14 @@
 #include <linux/llist.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_sa.h>
+#include "ipoib_compat.h"
+
+/*
+ * The driver's version: MODULE_VERSION (which DKMS compares with the
+ * in-tree module's: with none on either side it refuses to replace it),
+ * ethtool -i, and the version of the DKMS package make deb builds.
+ */
+#define IPOIB_VERSION		"1.0"
 
 #define IPOIB_ENCAP_LEN		4	/* type + reserved, RFC 4391 section 6 */
 #define IPOIB_PSEUDO_LEN	INFINIBAND_ALEN	/* destination carried to xmit */

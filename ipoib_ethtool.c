@@ -10,7 +10,7 @@
 #include <linux/netlink.h>
 #include "ipoib.h"
 
-#define IPOIB_DRIVER_VERSION	"1.0 (datagram)"
+#define IPOIB_DRIVER_VERSION	IPOIB_VERSION " (datagram)"
 
 static void ipoib_get_drvinfo(struct net_device *dev,
 			      struct ethtool_drvinfo *info)
@@ -114,6 +114,8 @@ static u32 ipoib_lane_mbps(u16 speed)
 		return 50000;
 	case IB_SPEED_NDR:
 		return 100000;
+	case IB_SPEED_XDR:
+		return 200000;
 	default:
 		return 0;
 	}

@@ -16,6 +16,7 @@
 
 MODULE_DESCRIPTION("IP over InfiniBand, datagram mode");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(IPOIB_VERSION);
 MODULE_ALIAS_RTNL_LINK("ipoib");
 
 struct ib_sa_client ipoib_sa_client;

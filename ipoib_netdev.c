@@ -16,7 +16,6 @@
 
 #include <linux/if_arp.h>
 #include <linux/rtnetlink.h>
-#include <asm/unaligned.h>
 #include <net/rtnetlink.h>
 #include "ipoib.h"
 
@@ -115,7 +114,7 @@ void ipoib_setup(struct net_device *dev)
 	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
 	/* no Ethernet header: an 802.1Q device on top would send garbage */
 	dev->features |= NETIF_F_VLAN_CHALLENGED;
-	dev->watchdog_timeo = HZ;
+	dev->watchdog_timeo = 10 * HZ;
 	dev->rtnl_link_ops = &ipoib_link_ops;
 	dev->netdev_ops = &ipoib_netdev_ops;
 	dev->ethtool_ops = &ipoib_ethtool_ops;

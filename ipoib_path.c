@@ -130,7 +130,7 @@ static void ipoib_path_drop_failed(struct ipoib_path *path, int status,
 }
 
 static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
-				  int num_prs, void *context);
+				  IB_COMPAT_NUM_PRS num_prs, void *context);
 
 /*
  * Send one PathRecord query for @path. Called with path->lock held, from
@@ -295,7 +295,7 @@ static void ipoib_path_install(struct ipoib_path *path,
  * last neighbour went away from being freed under us.
  */
 static void ipoib_path_query_done(int status, struct sa_path_rec *resp,
-				  int num_prs, void *context)
+				  IB_COMPAT_NUM_PRS num_prs, void *context)
 {
 	struct ipoib_path *path = context;
 	struct ipoib_dev_priv *priv = path->priv;

@@ -9,9 +9,11 @@ set -euo pipefail
 PKGS=(
 	make gcc perl bc xz-utils cpio zstd kmod util-linux libc-bin iproute2
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 sparse
+	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	qemu-system-x86 busybox-static iputils-ping iperf3 ethtool
 	rdma-core infiniband-diags ibverbs-utils opensm
 	nfs-kernel-server libc6-dev
+	dkms dh-dkms debhelper
 )
 # More for one target: make bench with BENCH_PROFILE=1 asks for linux-perf.
 # shellcheck disable=SC2206
@@ -23,17 +25,22 @@ for p in "${PKGS[@]}"; do
 	[ "$st" = "install ok installed" ] || missing+=("$p")
 done
 
-# The default kernel is the newest installed 6.1 Debian headers; the VM needs
-# the matching image too (linux-headers-amd64 and linux-image-amd64 may have
-# been upgraded separately).
-kver=$(ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | sed 's,.*/linux-headers-,,' |
-       sort -V | tail -n 1 || true)
-if [ -n "$kver" ] && [ ! -e "/boot/vmlinuz-$kver" ]; then
-	missing+=("linux-image-$kver")
-fi
+# The default kernel is the newest installed 6.1 Debian headers, the 6.12
+# tier's the newest 6.12 ones (Debian 12's security suite; "6.1." does not
+# match 6.12); the VM needs the matching images too (a headers and an image
+# metapackage may have been upgraded separately).
+newest() {
+	ls -d "/usr/src/linux-headers-$1".*-amd64 2>/dev/null | sed 's,.*/linux-headers-,,' |
+		sort -V | tail -n 1 || true
+}
+kver=$(newest 6.1)
+kver612=$(newest 6.12)
+for k in $kver $kver612; do
+	[ -e "/boot/vmlinuz-$k" ] || missing+=("linux-image-$k")
+done
 
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "deps: all present${kver:+ (kernel $kver)}"
+	echo "deps: all present${kver:+ (kernels $kver $kver612)}"
 	exit 0
 fi
 
@@ -46,8 +53,11 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 
-kver=$(ls -d /usr/src/linux-headers-6.1*-amd64 | sed 's,.*/linux-headers-,,' | sort -V | tail -n 1)
-if [ ! -e "/boot/vmlinuz-$kver" ]; then
-	apt-get install -y -q --no-install-recommends "linux-image-$kver" </dev/null
-fi
-echo "deps: done (kernel $kver)"
+kver=$(newest 6.1)
+kver612=$(newest 6.12)
+for k in $kver $kver612; do
+	if [ ! -e "/boot/vmlinuz-$k" ]; then
+		apt-get install -y -q --no-install-recommends "linux-image-$k" </dev/null
+	fi
+done
+echo "deps: done (kernels $kver $kver612)"

@@ -4,7 +4,9 @@
 # make lint: over every .c/.h file of the repository (the driver at the top
 # level and tests/softib/):
 #  1. a clean W=1 build with sparse (C=1 CF=-Wsparse-error) of a fresh copy in
-#     build/<kver>/lint/ (so every file is compiled and checked again);
+#     build/<kver>/lint/ (so every file is compiled and checked again), for
+#     the default kernel (6.1, or KVER=) and for 6.12 (KVER612=, see
+#     tests/vm/kernel.sh); missing 6.12 headers are a finding;
 #  2. checkpatch.pl --no-tree --strict (flags in .checkpatch.conf) from Debian's
 #     linux-source-6.1, extracted once into build/checkpatch/.
 # Prints every finding as file:line and fails if there is any.
@@ -13,36 +15,46 @@ set -uo pipefail
 cd "$REPO"
 findings=0
 
-# --- 1. W=1 + sparse ---
-LD=$KBUILD_DIR/lint
-rm -rf "$LD"
-mkdir -p "$LD"
-lint_build() {	# lint_build SRCDIR NAME FILES...
-	local src=$1 name=$2 dst=$LD/$2 out rc
-	shift 2
+# --- 1. W=1 + sparse, per kernel ---
+lint_build() {	# lint_build KVER KDIR SRCDIR NAME FILES...
+	local kver=$1 kdir=$2 src=$3 name=$4 dst out rc
+	shift 4
+	dst=$BUILD/$kver/lint/$name
 	mkdir -p "$dst"
 	(cd "$src" && cp -p "$@" "$dst/")
-	out=$(make -C "$KDIR" M="$dst" W=1 C=1 CF=-Wsparse-error CONFIG_DEBUG_INFO_BTF_MODULES= modules 2>&1)
+	out=$(make -C "$kdir" M="$dst" W=1 C=1 CF=-Wsparse-error CONFIG_DEBUG_INFO_BTF_MODULES= modules 2>&1)
 	rc=$?
 	out=$(printf '%s\n' "$out" | sed -e "s,$dst/,${src#"$REPO"}/,g" -e 's,^/,,' \
-		-e "s,^\\(\\.\\./\\)*build/$KVER/lint/$name/,${src#"$REPO"/}/,")
+		-e "s,^\\(\\.\\./\\)*build/$kver/lint/$name/,${src#"$REPO"/}/,")
 	if [ $rc != 0 ] || printf '%s\n' "$out" | grep -qE '(warning|error):'; then
-		echo "lint: $name: W=1/sparse findings:"
+		echo "lint: $name ($kver): W=1/sparse findings:"
 		printf '%s\n' "$out" | grep -vE '^(make|  [A-Z]+ |  MODPOST|  LD)' | sed 's/^/  /'
 		findings=$((findings + 1))
 	else
-		echo "lint: $name: W=1 + sparse clean"
+		echo "lint: $name ($kver): W=1 + sparse clean"
 	fi
 }
-if [ -e Kbuild ] && ls ipoib*.c >/dev/null 2>&1; then
-	lint_build "$REPO" ipoib Kbuild $(ls ipoib*.c ipoib*.h 2>/dev/null)
-else
-	echo "lint: ib_ipoib sources absent: W=1/sparse not run for them"
-fi
-if [ -e tests/softib/Kbuild ] && ls tests/softib/*.c >/dev/null 2>&1; then
-	lint_build "$REPO/tests/softib" softib Kbuild $(cd tests/softib && ls ./*.c ./*.h 2>/dev/null)
-else
-	echo "lint: softib sources absent: W=1/sparse not run for them"
+lint_kernel() {	# lint_kernel KVER KDIR
+	rm -rf "$BUILD/$1/lint"
+	if [ -e Kbuild ] && ls ipoib*.c >/dev/null 2>&1; then
+		lint_build "$1" "$2" "$REPO" ipoib Kbuild $(ls ipoib*.c ipoib*.h 2>/dev/null)
+	else
+		echo "lint: ib_ipoib sources absent: W=1/sparse not run for them"
+	fi
+	if [ -e tests/softib/Kbuild ] && ls tests/softib/*.c >/dev/null 2>&1; then
+		# softib builds with a copy of the driver's compat header
+		lint_build "$1" "$2" "$REPO/tests/softib" softib Kbuild \
+			$(cd tests/softib && ls ./*.c ./*.h 2>/dev/null) "$REPO/ipoib_compat.h"
+	else
+		echo "lint: softib sources absent: W=1/sparse not run for them"
+	fi
+}
+lint_kernel "$KVER" "$KDIR"
+if [ -z "$KVER612" ] || [ ! -e "$KDIR612/Makefile" ]; then
+	echo "lint: no Linux 6.12 headers (${KDIR612:-/usr/src/linux-headers-6.12.*-amd64}): run scripts/deps.sh"
+	findings=$((findings + 1))
+elif [ "$KVER612" != "$KVER" ]; then
+	lint_kernel "$KVER612" "$KDIR612"
 fi
 
 # --- 2. checkpatch ---
@@ -65,7 +77,22 @@ mapfile -t files < <(find . \( -path ./build -o -path ./.git \) -prune -o \
 if [ ${#files[@]} = 0 ]; then
 	echo "lint: no C files"
 else
-	out=$(perl "$CP" --terse --no-summary -f "${files[@]}" 2>&1)
+	# The compat header is the one file allowed to test the kernel version
+	# (Documentation/design.rst, "Kernel versions"): checkpatch's two
+	# warnings about that are off for it alone, and a version test in any
+	# other file is a finding.
+	compat=ipoib_compat.h
+	others=()
+	for f in "${files[@]}"; do
+		[ "$f" = "$compat" ] || others+=("$f")
+	done
+	out=$(perl "$CP" --terse --no-summary -f "${others[@]}" 2>&1
+	      if [ -e "$compat" ]; then
+		      perl "$CP" --terse --no-summary \
+			      --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f "$compat" 2>&1
+	      fi
+	      grep -nE 'LINUX_VERSION_CODE|KERNEL_VERSION\(|__has_include' "${others[@]}" |
+		      sed 's/$/ <- a kernel-version test outside ipoib_compat.h/')
 	if [ -n "$out" ]; then
 		echo "lint: checkpatch findings (rerun one file with: perl ${CP#"$REPO"/} -f FILE):"
 		printf '%s\n' "$out" | sed 's/^/  /'

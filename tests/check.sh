@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: deps + build + lint + runner self-test + the VM suite on the
-# stock kernel + the debug tier, in this order. Every stage runs even if an
-# earlier one failed (except deps), so one run shows everything; each stage
-# counts as one test in the final line "N passed, N failed[, N skipped]".
+# make check: deps + build + lint + runner self-test + the DKMS package +
+# the VM suite on the stock kernel + the 6.12 tier + the debug tier, in this
+# order. Every stage runs even if an earlier one failed (except deps), so
+# one run shows everything; each stage counts as one test in the final line
+# "N passed, N failed[, N skipped]".
 # Exit status non-zero on any failure.
 #
 # The debug tier: the cases whose header says "# tier: debug" (the fault
@@ -14,9 +15,19 @@
 # when it is not. `make check-debug` (KERNEL=debug) runs the whole suite on
 # the debug kernel instead.
 #
-# Env: CASES (subset of the VM suite; the debug tier takes the tier cases
-# among them), KERNEL=stock|debug, KVER, KDIR, SKIP_LINT=1 / SKIP_SELFTEST=1
-# / DEBUG_TIER=0 (developer shortcuts; not for CI).
+# The 6.12 tier: the cases whose header says "# tier: 612" (the core
+# functional cases) booted again on Debian's Linux 6.12 (KVER612, see
+# tests/vm/kernel.sh), for the drivers of "# 612-drivers:" (default: those
+# of "# drivers:") with the embedded SM only ("# 612-sm:" adds OpenSM),
+# labelled "[ours@6.12]". Its test numbers follow the stock suite's, and the
+# debug tier's follow its own. With no 6.12 kernel installed it counts as
+# one skipped test, with the reason; with KVER=6.12 the suite itself ran
+# there and the tier is not repeated.
+#
+# Env: CASES (subset of the VM suite; the tiers take their cases among
+# them), KERNEL=stock|debug, KVER, KDIR, KVER612, KDIR612, SKIP_LINT=1 /
+# SKIP_SELFTEST=1 / SKIP_DKMS=1 / DEBUG_TIER=0 / TIER612=0 (developer
+# shortcuts; not for CI).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -63,38 +74,84 @@ if [ "$KERNEL" = debug ]; then
 elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
 	stage selftest "$HERE/selftest/run.sh"
 fi
+# The DKMS package, staged on the host (tests/dkms.sh); not on the debug
+# kernel, whose kernel tree is not installed.
+[ "$KERNEL" = debug ] || [ "${SKIP_DKMS:-0}" = 1 ] || stage dkms "$HERE/dkms.sh"
 
-if [ "$KERNEL" = debug ] || [ "${DEBUG_TIER:-1}" = 0 ]; then
-	[ "$KERNEL" = stock ] && echo "check: debug tier not run (DEBUG_TIER=0)"
+if [ "$KERNEL" = debug ] || { [ "${DEBUG_TIER:-1}" = 0 ] && [ "${TIER612:-1}" = 0 ]; }; then
+	[ "$KERNEL" = stock ] && echo "check: debug and 6.12 tiers not run (DEBUG_TIER=0 TIER612=0)"
 	echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
 	LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 RUN_T0=$t0 exec "$HERE/run.sh"
 fi
 
-# --- stock suite, then the debug tier, one total ---
+# --- stock suite, then the 6.12 tier, then the debug tier, one total ---
 COUNTS=$LOGDIR/counts
 echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
 LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 COUNTS_OUT=$COUNTS NO_SUMMARY=1 \
 	"$HERE/run.sh"
 echo "# stock suite done after $(($(date +%s) - t0)) s"
 
-# The tier's cases, among those CASES selects.
-tier=()
-for f in "$REPO"/tests/cases/*.sh; do
-	sed -n '1,30p' "$f" | grep -qE '^# *tier:.*\bdebug\b' && tier+=("$(basename "$f" .sh)")
-done
-sel=()
-if [ -n "${CASES:-}" ]; then
-	for c in "${tier[@]}"; do
-		for p in ${CASES//,/ }; do
-			# shellcheck disable=SC2053
-			if [[ $c == $p ]] || { [[ $c =~ ^($p)$ ]] 2>/dev/null; }; then
-				sel+=("$c")
-				break
-			fi
-		done
+# tier_cases TIER: the cases whose header names TIER in "# tier:", among
+# those CASES selects, into sel[].
+tier_cases() {
+	local f c p tier=()
+	for f in "$REPO"/tests/cases/*.sh; do
+		sed -n '1,30p' "$f" | grep -qE "^# *tier:.*\\b$1\\b" && tier+=("$(basename "$f" .sh)")
 	done
+	sel=()
+	if [ -n "${CASES:-}" ]; then
+		for c in "${tier[@]}"; do
+			for p in ${CASES//,/ }; do
+				# shellcheck disable=SC2053
+				if [[ $c == $p ]] || { [[ $c =~ ^($p)$ ]] 2>/dev/null; }; then
+					sel+=("$c")
+					break
+				fi
+			done
+		done
+	else
+		sel=("${tier[@]}")
+	fi
+}
+
+# count_skip LABEL NAME REASON: one skipped test, numbered after $COUNTS.
+count_skip() {
+	local n p f s
+	read -r n p f s <"$COUNTS"
+	n=$((n + 1))
+	echo "ok $n $1 - $2 # SKIP $3"
+	echo "$n $p $f $((s + 1))" >"$COUNTS"
+}
+
+# --- the 6.12 tier ---
+tier_cases 612
+if [ "${TIER612:-1}" = 0 ]; then
+	echo "check: 6.12 tier not run (TIER612=0)"
+elif [ ${#sel[@]} = 0 ]; then
+	echo "check: no 6.12-tier case among CASES='${CASES:-}': 6.12 tier not run"
+elif [ "$KVER" = "$KVER612" ]; then
+	echo "check: the suite ran on $KVER: 6.12 tier not repeated"
+elif [ -z "$KVER612" ] || [ ! -e "/boot/vmlinuz-$KVER612" ]; then
+	count_skip "all [@6.12]" "6.12 tier" \
+		"no Linux 6.12 kernel and headers installed (scripts/deps.sh installs linux-image-6.12-amd64 and linux-headers-6.12-amd64)"
 else
-	sel=("${tier[@]}")
+	t612=$(date +%s)
+	echo "=== 6.12 tier ($KVER612): ${sel[*]}"
+	t612_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
+		  KERNEL=stock KVER="$KVER612" KDIR="$KDIR612" TIER=612 KERNEL_TAG=@6.12)
+	: >"$LOGDIR/stages-612"
+	STAGES=$LOGDIR/stages-612
+	stage build-612 "${t612_env[@]}" "$HERE/vm/build.sh"
+	"${t612_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
+		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/612" "$HERE/run.sh"
+	echo "# 6.12 tier done after $(($(date +%s) - t612)) s"
+fi
+
+# --- the debug tier ---
+tier_cases debug
+if [ "${DEBUG_TIER:-1}" = 0 ]; then
+	echo "check: debug tier not run (DEBUG_TIER=0)"
+	sel=()
 fi
 
 # A fresh environment for the debug kernel: kernel.sh exported the stock one.
@@ -102,7 +159,8 @@ debug_env=(env -u KVER -u KDIR -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR
 	   -u KERNEL_SKIP KERNEL=debug)
 skip_why=$("${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" >/dev/null && echo "$KERNEL_SKIP"' "$HERE")
 if [ ${#sel[@]} = 0 ]; then
-	echo "check: no debug-tier case among CASES='${CASES:-}': debug tier not run"
+	[ "${DEBUG_TIER:-1}" = 0 ] ||
+		echo "check: no debug-tier case among CASES='${CASES:-}': debug tier not run"
 	read -r _ p f s <"$COUNTS"
 	echo "# total time $(($(date +%s) - t0)) s"
 	echo "$p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"

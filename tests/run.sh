@@ -25,7 +25,9 @@
 # "# sm: embedded opensm" (a boot per SM mode too; default embedded: the label
 # of an OpenSM boot is "[driver+opensm]", the guest gets SM_MODE),
 # "# debug-drivers:" / "# debug-sm:" (the same on the debug kernel),
-# "# tier:", "# vm-hook:", "# env: VAR..." (host variables passed to the guest).
+# "# 612-drivers:" / "# 612-sm:" (in the 6.12 tier, TIER=612, whose boots
+# are labelled "[driver@6.12]" through KERNEL_TAG), "# tier:", "# vm-hook:",
+# "# env: VAR..." (host variables passed to the guest).
 # Output: one line per test "ok N case [driver] - name", the guest's dmesg tail
 # for a failed boot, and last exactly one line "N passed, N failed[, N skipped]".
 # Exit status: 0 only if nothing failed and at least one test passed.
@@ -167,17 +169,20 @@ hdr() {	# hdr FILE KEY: value of "# KEY: value" in the first 30 lines
 	sed -n "1,30{s/^# *$2: *//p}" "$1" | head -n 1 | sed 's/[[:space:]]*#.*//; s/[[:space:]]*$//'
 }
 
-# sm_label DRIVER SM: the label inside [] of one boot
+# sm_label DRIVER SM: the label inside [] of one boot; KERNEL_TAG (e.g.
+# "@6.12", set by a tier of tests/check.sh) names the kernel in it.
 sm_label() {
 	if [ "$2" = embedded ]; then
-		echo "$1"
+		echo "$1${KERNEL_TAG:-}"
 	else
-		echo "$1+$2"
+		echo "$1+$2${KERNEL_TAG:-}"
 	fi
 }
 
 # case_jobs FILE: one "DRIVER SM" line per boot the case makes. On the
-# (slow) debug kernel "# debug-drivers:" and "# debug-sm:" make fewer boots.
+# (slow) debug kernel "# debug-drivers:" and "# debug-sm:" make fewer boots;
+# in the 6.12 tier (TIER=612) "# 612-drivers:" and "# 612-sm:" do, and the
+# SM defaults to the embedded one only.
 case_jobs() {
 	local d m drivers sms
 	drivers=$(hdr "$1" drivers)
@@ -185,6 +190,9 @@ case_jobs() {
 	if [ "${KERNEL:-stock}" = debug ]; then
 		[ -n "$(hdr "$1" debug-drivers)" ] && drivers=$(hdr "$1" debug-drivers)
 		[ -n "$(hdr "$1" debug-sm)" ] && sms=$(hdr "$1" debug-sm)
+	elif [ "${TIER:-}" = 612 ]; then
+		[ -n "$(hdr "$1" 612-drivers)" ] && drivers=$(hdr "$1" 612-drivers)
+		sms=$(hdr "$1" 612-sm)
 	fi
 	for d in ${drivers:-ours}; do
 		for m in ${sms:-embedded}; do

@@ -3,7 +3,7 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 300
-# tier: debug
+# tier: debug 612
 # debug-drivers: ours
 # sm: embedded opensm
 # debug-sm: embedded

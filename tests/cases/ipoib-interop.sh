@@ -3,6 +3,7 @@
 # drivers: ours/stock stock/ours
 # vms: 2
 # timeout: 480
+# tier: 612
 # sm: embedded opensm
 #
 # Interoperability with the in-tree driver: our ib_ipoib in one VM and the

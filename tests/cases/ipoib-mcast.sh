@@ -3,6 +3,7 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 300
+# tier: 612
 # sm: embedded opensm
 #
 # Multicast membership as the SA sees it: the broadcast group (full member,

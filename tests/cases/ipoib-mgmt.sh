@@ -3,6 +3,7 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 420
+# tier: 612
 #
 # The administrator's view with the real ethtool: -i (driver, version,
 # firmware, bus), link settings from the port's speed and width, -S counters
@@ -38,6 +39,13 @@ check "ethtool -i: firmware-version: 1.0.0" has "$out" "^firmware-version: 1.0.0
 # ours reports its IPOIB_DRIVER_VERSION; the in-tree driver fills in no
 # version of its own, so only ours is checked
 [ "$IPOIB_DRIVER" = ours ] && check "ethtool -i: version: 1.0" has "$out" "^version: 1.0"
+if [ "$IPOIB_DRIVER" = ours ]; then
+	# DKMS replaces the in-tree module only if the versions differ: ours
+	# must carry one, the same as ethtool's
+	modver=$(modinfo -F version "/lib/modules/$KVER/updates/ib_ipoib.ko")
+	check "modinfo: a version, the one ethtool -i shows" \
+		has "$out" "^version: ${modver:-(none)} (datagram)\$"
+fi
 out=$(et a ib0)
 echo "$out"
 check "ethtool: Speed: 40000Mb/s (4X QDR)" has "$out" "Speed: 40000Mb/s"

@@ -3,6 +3,7 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 420
+# tier: 612
 # sm: embedded opensm
 #
 # P_Key child interfaces, both ways: `ip link add ... type ipoib pkey` and

@@ -3,6 +3,7 @@
 # drivers: ours stock
 # vms: 1
 # timeout: 400
+# tier: 612
 #
 # Fabric events go through the driver's one resync path: carrier follows the
 # port (down/up), an SM restart (all groups forgotten, client reregister), a

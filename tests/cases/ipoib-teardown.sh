@@ -3,6 +3,7 @@
 # drivers: ours
 # vms: 1
 # timeout: 400
+# tier: 612
 #
 # Teardown under load: rmmod ib_ipoib while iperf3 runs (the module unloads,
 # nothing is reported), then two softib devices bound to a veth pair with

@@ -17,7 +17,7 @@
 #   announces its new QPN; traffic flows both ways again by itself; the
 #   ethtool -C moderation is applied to the new receive CQ and still shown;
 #   a recreate the HCA refuses (softib fail_create_cq) is tried again;
-# - send stall (no send completes for 4 s): the TX watchdog fires
+# - send stall (no send completes for 15 s): the TX watchdog fires
 #   (ndo_tx_timeout), the driver restarts its UD QP (the stuck sends are
 #   flushed) and traffic flows again without a reload.
 . /tests/lib.sh
@@ -117,15 +117,16 @@ check_wait "fail_create_cq: c -> a works again by itself (retried)" 40 pings c 1
 check_wait "fail_create_cq: a -> c works" 30 pings a 192.0.2.3
 dmesg_since_mark | grep -i 'qp\|cq' | head -n 5
 
-# --- send stall: sib0 sends nothing for 4 s; 600 preloaded pings fill the
-# send ring, the queue stops and the watchdog fires after 1 s ---
+# --- send stall: sib0 sends nothing for 15 s; 600 preloaded pings fill the
+# send ring, the queue stops and the watchdog fires after 10 s (watchdog_timeo,
+# as in 6.12's in-tree driver) ---
 dmesg_mark stall
 fl0=$(sib_counter sib0 send_flushed)
 to0=$(in_host a cat /sys/class/net/ib0/queues/tx-0/tx_timeout)
-echo 4000 >"$(sib sib0 send_stall_ms)"
+echo 15000 >"$(sib sib0 send_stall_ms)"
 /usr/sbin/ip netns exec a /usr/bin/ping -q -l 600 -c 600 -i 0.01 192.0.2.2 >/dev/null 2>&1 &
 pinger=$!
-check_wait "send stall: the TX watchdog fired (tx_timeout $to0 -> $(in_host a cat /sys/class/net/ib0/queues/tx-0/tx_timeout))" 10 \
+check_wait "send stall: the TX watchdog fired (tx_timeout $to0 -> $(in_host a cat /sys/class/net/ib0/queues/tx-0/tx_timeout))" 25 \
 	sh -c "test \"\$(/usr/sbin/ip netns exec a cat /sys/class/net/ib0/queues/tx-0/tx_timeout)\" -gt $to0"
 kill "$pinger" 2>/dev/null
 wait "$pinger" 2>/dev/null
@@ -133,6 +134,6 @@ check_wait "send stall: logged 'transmit timed out'" 10 logged 'transmit timed o
 check_wait "send stall: the UD QP is restarted" 10 logged 'restarting the UD QP'
 check_wait "send stall: the stuck sends were flushed (send_flushed $fl0 -> $(sib_counter sib0 send_flushed))" 10 \
 	sh -c "test \"\$(awk '\$1 == \"send_flushed\" { print \$2 }' $(sib sib0 counters))\" -gt $fl0"
-check_wait "send stall: a -> b works again without a reload" 20 pings a 192.0.2.2
+check_wait "send stall: a -> b works again without a reload" 30 pings a 192.0.2.2
 check "send stall: 20 pings a -> b, no loss" in_host a ping -c 20 -i 0.05 -W 2 192.0.2.2
 check "unload everything" unload_all

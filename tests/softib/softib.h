@@ -43,6 +43,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include "ipoib_compat.h"
 
 #include "softib_sma.h"
 
@@ -313,7 +314,7 @@ extern const struct ib_device_ops softib_dev_ops;
 
 /* softib_cq.c: completion queues */
 int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		     struct ib_udata *udata);
+		     IB_COMPAT_CREATE_CQ_ARG *uarg);
 int softib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int softib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int softib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);

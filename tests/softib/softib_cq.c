@@ -68,12 +68,12 @@ static enum hrtimer_restart softib_cq_moder_expired(struct hrtimer *timer)
 static void softib_cq_err_work(struct work_struct *work);
 
 int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		     struct ib_udata *udata)
+		     IB_COMPAT_CREATE_CQ_ARG *uarg)
 {
 	struct softib_dev *sdev = to_sdev(ibcq->device);
 	struct softib_cq *cq = to_scq(ibcq);
 
-	if (udata || attr->flags)
+	if (uarg || attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SOFTIB_MAX_CQE)
 		return -EINVAL;

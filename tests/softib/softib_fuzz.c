@@ -31,7 +31,6 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <net/ip6_checksum.h>
-#include <asm/unaligned.h>
 #include <rdma/ib_pack.h>
 
 #include "softib.h"

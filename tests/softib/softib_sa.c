@@ -44,7 +44,6 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
-#include <asm/unaligned.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_pack.h>
 #include <rdma/ib_sa.h>

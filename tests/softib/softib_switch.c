@@ -14,7 +14,6 @@
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/seq_file.h>
-#include <asm/unaligned.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_pack.h>
 #include <rdma/ib_smi.h>

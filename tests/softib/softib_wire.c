@@ -18,7 +18,6 @@
 #include <linux/crc32.h>
 #include <linux/errno.h>
 #include <linux/string.h>
-#include <asm/unaligned.h>
 #include <rdma/ib_pack.h>
 #include <rdma/ib_verbs.h>
 

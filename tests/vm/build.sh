@@ -27,18 +27,24 @@ mkdir -p "$KBUILD_DIR"
 exec 9>"$KBUILD_DIR/.build.lock"
 flock -w 900 9 || { echo "build: could not lock $KBUILD_DIR" >&2; exit 1; }
 
-# sync_tree SRCDIR DSTDIR FILES...: copy FILES (names relative to SRCDIR) if
-# changed, keeping their mtime, and drop sources that disappeared.
+# sync_tree SRCDIR DSTDIR FILES...: copy FILES (names relative to SRCDIR, or
+# absolute paths) if changed, keeping their mtime, and drop sources that
+# disappeared.
 sync_tree() {
-	local src=$1 dst=$2 f
+	local src=$1 dst=$2 f s keep
 	shift 2
 	mkdir -p "$dst"
 	for f in "$@"; do
-		cmp -s "$src/$f" "$dst/$f" || cp -p "$src/$f" "$dst/$f"
+		case $f in /*) s=$f ;; *) s=$src/$f ;; esac
+		cmp -s "$s" "$dst/${f##*/}" || cp -p "$s" "$dst/${f##*/}"
 	done
 	for f in "$dst"/*.c "$dst"/*.h "$dst"/Kbuild; do
 		[ -e "$f" ] || continue
-		[ -e "$src/$(basename "$f")" ] || rm -f "$f"
+		keep=0
+		for s in "$@"; do
+			[ "${s##*/}" = "${f##*/}" ] && keep=1
+		done
+		[ $keep = 1 ] || rm -f "$f"
 	done
 }
 
@@ -73,6 +79,8 @@ fi
 cd "$REPO/tests/softib" 2>/dev/null || true
 if [ -e "$REPO/tests/softib/Kbuild" ] && ls "$REPO"/tests/softib/*.c >/dev/null 2>&1; then
 	softib_src=$(ls Kbuild ./*.c ./*.h 2>/dev/null | sed 's,^\./,,')
+	# softib shares the driver's kernel-version header
+	softib_src="$softib_src $REPO/ipoib_compat.h"
 	# shellcheck disable=SC2086
 	sync_tree "$REPO/tests/softib" "$KBUILD_DIR/softib" $softib_src
 	kbuild "$KBUILD_DIR/softib" "tests/softib/" softib.ko || rm -f "$KBUILD_DIR/softib/softib.ko"

@@ -21,8 +21,8 @@ if ls "$CACHE"/linux-image-*_amd64.deb "$CACHE"/linux-headers-*_amd64.deb >/dev/
 	exit 0
 fi
 bash "$REPO/scripts/deps.sh"
-tarball=$(ls /usr/src/linux-source-6.1*.tar.xz 2>/dev/null | head -n 1 || true)
-[ -n "$tarball" ] || { echo "debug-kernel: no /usr/src/linux-source-6.1*.tar.xz" >&2; exit 1; }
+tarball=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null | head -n 1 || true)
+[ -n "$tarball" ] || { echo "debug-kernel: no /usr/src/linux-source-6.1.tar.xz" >&2; exit 1; }
 missing=()
 for p in flex bison libssl-dev libelf-dev dwarves rsync debhelper python3; do
 	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" = "install ok installed" ] ||
@@ -39,7 +39,7 @@ rm -rf "$work"
 mkdir -p "$work"
 echo "debug-kernel: unpacking $tarball"
 tar -xf "$tarball" -C "$work"
-src=$(ls -d "$work"/linux-source-6.1*/)
+src=$(ls -d "$work"/linux-source-6.1/)
 grep -v '^# SPDX' "$CONFIG" >"$src/.config"
 make -C "$src" olddefconfig >/dev/null
 # olddefconfig must not have dropped what the tier relies on

@@ -2,7 +2,9 @@
 #
 # Sourced by the harness scripts (bash). Chooses the kernel the modules are
 # built for and the VM boots, from KERNEL=stock|debug (default stock) and the
-# optional overrides KVER= and KDIR=. Sets:
+# optional overrides KVER= and KDIR= (default: the newest installed Debian
+# 6.1 headers; KVER=6.12 or any other series picks the newest of that
+# series, a full release such as 6.12.117+deb12-amd64 that one). Sets:
 #   REPO BUILD KERNEL KVER KDIR VMLINUZ MODROOT (modules in $MODROOT/lib/modules/$KVER)
 #   VM_MEM (MiB) KBUILD_DIR (build/<kver>)
 # KERNEL=debug extracts the prebuilt debug kernel debs from
@@ -16,16 +18,30 @@ BUILD=${BUILD:-$REPO/build}
 KERNEL=${KERNEL:-stock}
 KERNEL_SKIP=
 
-kernel_newest_61() {
-	ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null |
+# kernel_newest SERIES: the newest installed Debian amd64 headers of one
+# kernel series, e.g. 6.1 (6.1.0-57-amd64) or 6.12 (6.12.117+deb12-amd64);
+# the dot after the series keeps 6.1 from matching 6.12.
+kernel_newest() {
+	{ ls -d "/usr/src/linux-headers-$1".*-amd64 2>/dev/null || true; } |
 		sed 's,.*/linux-headers-,,' | sort -V | tail -n 1
 }
 
 case "$KERNEL" in
 stock)
-	KVER=${KVER:-$(kernel_newest_61)}
+	# a bare series (KVER=6.12) means its newest installed release
+	case ${KVER:-} in
+	[0-9].[0-9] | [0-9].[0-9][0-9])
+		series=$KVER
+		KVER=$(kernel_newest "$series")
+		if [ -z "$KVER" ]; then
+			echo "no /usr/src/linux-headers-$series.*-amd64: run scripts/deps.sh" >&2
+			return 1 2>/dev/null || exit 1
+		fi
+		;;
+	esac
+	KVER=${KVER:-$(kernel_newest 6.1)}
 	if [ -z "$KVER" ]; then
-		echo "no /usr/src/linux-headers-6.1*-amd64: run scripts/deps.sh" >&2
+		echo "no /usr/src/linux-headers-6.1.*-amd64: run scripts/deps.sh" >&2
 		return 1 2>/dev/null || exit 1
 	fi
 	if [ -z "${KDIR:-}" ]; then
@@ -73,4 +89,10 @@ debug)
 	;;
 esac
 KBUILD_DIR=$BUILD/$KVER
+# The second supported kernel, for make lint and the 6.12 tier of make check:
+# the newest installed 6.12 headers (KVER612=/KDIR612= override); empty when
+# there are none.
+KVER612=${KVER612:-$(kernel_newest 6.12)}
+KDIR612=${KVER612:+${KDIR612:-/usr/src/linux-headers-$KVER612}}
 export REPO BUILD KERNEL KVER KDIR VMLINUZ MODROOT VM_MEM KBUILD_DIR KERNEL_SKIP
+export KVER612 KDIR612

@@ -9,8 +9,9 @@
 #  1. base  (cached in build/<kver>/initramfs/, rebuilt when this script or the
 #            kernel changes): busybox-static, ip/rdma/tc/ss/bridge, iperf3,
 #            ethtool, ping, ibstat/saquery/sminfo, kmod with their ldd closure;
-#            the kernel's own modules the tests need with their dependencies;
-#            the stock ib_ipoib.ko kept apart in /lib/modules/$KVER/stock/.
+#            the kernel's own modules the tests need with their dependencies
+#            (decompressed: 6.12's are .ko.xz); the stock ib_ipoib.ko kept
+#            apart in /lib/modules/$KVER/stock/.
 #  2. mods  (rebuilt each time, small): our softib.ko in extra/, our
 #            ib_ipoib.ko in updates/ (both with debug info stripped), and the
 #            depmod output for the guest tree. depmod never sees the stock copy,
@@ -54,6 +55,20 @@ compress() {
 	gzip) gzip -6 -c ;;
 	none) cat ;;
 	*) echo "unknown INITRAMFS_COMPRESS=$COMPRESS" >&2; return 1 ;;
+	esac
+}
+
+# install_mod SRC DST: install one kernel module, decompressed (6.12's Debian
+# modules are .ko.xz; the guest's insmod of the stock copy and depmod of
+# the mods layer then see plain .ko files, as with 6.1). DST names the
+# uncompressed file.
+install_mod() {
+	mkdir -p "$(dirname "$2")"
+	case $1 in
+	*.ko.xz) xz -dc "$1" >"$2" ;;
+	*.ko.zst) zstd -q -dc "$1" >"$2" ;;
+	*.ko.gz) gzip -dc "$1" >"$2" ;;
+	*) install -m 0644 "$1" "$2" ;;
 	esac
 }
 
@@ -105,7 +120,7 @@ build_base() {
 			continue
 		fi
 		for f in $p; do
-			[ -e "$d/$f" ] || install -D -m 0644 "$MODSRC/$f" "$d/$f"
+			[ -e "$d/${f%.ko*}.ko" ] || install_mod "$MODSRC/$f" "$d/${f%.ko*}.ko"
 		done
 	done
 	for f in modules.builtin modules.builtin.modinfo modules.order; do
@@ -114,7 +129,7 @@ build_base() {
 	# the stock driver, kept apart (not indexed by depmod)
 	p=$(grep -o '^[^:]*ulp/ipoib/ib_ipoib\.ko[^:]*' "$MODSRC/modules.dep" || true)
 	if [ -n "$p" ]; then
-		install -D -m 0644 "$MODSRC/$p" "$d/stock/ib_ipoib.ko"
+		install_mod "$MODSRC/$p" "$d/stock/ib_ipoib.ko"
 	else
 		echo "mkinitramfs: warning: no stock ib_ipoib.ko in $MODSRC" >&2
 	fi
