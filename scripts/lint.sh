@@ -44,6 +44,9 @@ if [ -e tests/softib/Kbuild ] && ls tests/softib/*.c >/dev/null 2>&1; then
 else
 	echo "lint: softib sources absent: W=1/sparse not run for them"
 fi
+if [ -e tests/rdmacm/Kbuild ]; then
+	lint_build "$REPO/tests/rdmacm" rdmacm Kbuild $(cd tests/rdmacm && ls ./*.c 2>/dev/null)
+fi
 
 # --- 2. checkpatch ---
 CP=$BUILD/checkpatch/scripts/checkpatch.pl
