@@ -186,6 +186,7 @@ struct ipoib_path {
 	struct sa_path_rec rec;		/* record behind path->ah */
 	unsigned int backoff_ms;
 	unsigned long retry_at;		/* jiffies: no query before this */
+	unsigned int queries;		/* SA queries sent, for debugfs */
 	struct rcu_head rcu;
 };
 
