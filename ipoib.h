@@ -23,7 +23,17 @@
  *
  * Beside 2-6, never together with them: ipoib_debugfs_lock (ipoib_debugfs.c,
  * every interface's debugfs dentries) is taken under rtnl_lock or alone. A
- * child's parent/children links (ipoib_child.c) change under rtnl_lock.
+ * child's parent/children links (ipoib_child.c) change under rtnl_lock;
+ * the children list is an RCU list for the reader below.
+ *
+ * ipoib_get_net_dev_by_params() (ipoib_rdma.c, ib_client callback) is
+ * called by rdma_cm for each incoming REQ/SIDR REQ: cma_ib_req_handler ->
+ * cma_get_net_dev -> ib_get_net_dev_by_params, from ib_cm's work, with the
+ * IB device's client_data_rwsem held for read (so ipoib_remove_one cannot
+ * run and ipoib_ca.ports is stable). It takes none of 1-6, so it has no
+ * order to keep with them: only rcu_read_lock and the IB core's GID and
+ * P_Key cache read locks. It returns the net_device held (dev_hold);
+ * rdma_cm puts it.
  *
  * The multicast work sets the Q_Key on the QP (RTS->RTS) under 3 only:
  * whoever replaces or destroys the QP under 2 cancels that work first.
@@ -193,6 +203,7 @@ struct ipoib_path {
 	struct sa_path_rec rec;		/* record behind path->ah */
 	unsigned int backoff_ms;
 	unsigned long retry_at;		/* jiffies: no query before this */
+	unsigned int queries;		/* SA queries sent, for debugfs */
 };
 
 /* Hash key of a neighbour: QPN (flags byte cleared) and GID. */
@@ -358,6 +369,15 @@ struct ipoib_dev_priv {
 extern struct ib_sa_client ipoib_sa_client;
 
 /*
+ * The interfaces of one IB device, as ib_client data: the list is built
+ * in ipoib_add_one before the data is published and emptied in
+ * ipoib_remove_one after the IB core stopped calling us.
+ */
+struct ipoib_ca {
+	struct list_head ports;		/* ipoib_dev_priv.ca_list */
+};
+
+/*
  * Rate-limited messages about one interface. Each call site has its own
  * limit: net_ratelimit() is one budget for the whole network stack, so a
  * burst of one message (say post-send failures) would silence every other
@@ -475,6 +495,13 @@ bool ipoib_pkey_check(struct ipoib_dev_priv *priv, u16 *pkey);
 int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
 		   struct netlink_ext_ack *extack);
 void ipoib_set_umcast(struct ipoib_dev_priv *priv, bool on);
+
+/* ipoib_rdma.c */
+struct net_device *ipoib_get_net_dev_by_params(struct ib_device *ca, u32 port,
+					       u16 pkey,
+					       const union ib_gid *gid,
+					       const struct sockaddr *addr,
+					       void *client_data);
 
 /* ipoib_sysfs.c */
 const struct attribute_group *ipoib_sysfs_group(struct ipoib_dev_priv *priv);

@@ -139,7 +139,8 @@ static int ipoib_child_add(struct ipoib_dev_priv *ppriv, struct net_device *dev,
 	/* From here on unregistering frees everything. */
 	dev->priv_destructor = ipoib_child_destructor;
 	dev->needs_free_netdev = true;
-	list_add_tail(&priv->child_list, &ppriv->children);
+	/* ipoib_get_net_dev_by_params() walks the children under RCU. */
+	list_add_tail_rcu(&priv->child_list, &ppriv->children);
 	ipoib_debugfs_add(priv);
 	netdev_info(dev, "child of %s, P_Key 0x%04x, qpn 0x%06x\n",
 		    ppriv->dev->name, priv->pkey, priv->qp->qp_num);
@@ -152,7 +153,8 @@ static void ipoib_child_unlink(struct ipoib_dev_priv *priv,
 {
 	ASSERT_RTNL();
 	ipoib_debugfs_remove(priv);
-	list_del(&priv->child_list);
+	/* unregister_netdevice_many() waits for RCU readers (synchronize_net) */
+	list_del_rcu(&priv->child_list);
 	unregister_netdevice_queue(priv->dev, kill);
 }
 

@@ -6,7 +6,8 @@
  *                                in-tree driver's users and scripts know
  *                                ("GID:" line, indented "key: value")
  *   <ifname>/paths               one line per path: GID, DLID, SL, MTU, rate,
- *                                state, age, packets queued, neighbours
+ *                                state, age, packets queued, neighbours, SA
+ *                                queries sent, time left in a back-off
  *   <ifname>/mcast               one line per group: MGID, MLID, join state,
  *                                send-only, seconds since the join, queued
  *   <ifname>/neighs              one line per neighbour: QPN, GID, path state,
@@ -116,7 +117,7 @@ static int ipoib_paths_show(struct seq_file *m, void *v)
 	struct ipoib_dev_priv *priv = m->private;
 	struct ipoib_path *path;
 
-	seq_puts(m, "# gid dlid sl mtu rate_mbps state age_ms queued neighs\n");
+	seq_puts(m, "# gid dlid sl mtu rate_mbps state age_ms queued neighs queries retry_in_ms\n");
 	spin_lock_bh(&priv->table_lock);
 	list_for_each_entry(path, &priv->path_list, list) {
 		spin_lock(&path->lock);
@@ -128,10 +129,17 @@ static int ipoib_paths_show(struct seq_file *m, void *v)
 				   ib_rate_to_mbps(path->rec.rate));
 		else
 			seq_puts(m, "- - - - ");
-		seq_printf(m, "%s %u %u %u\n",
+		seq_printf(m, "%s %u %u %u %u ",
 			   ipoib_path_state_names[path->state],
 			   ipoib_ms_since(path->last_used),
-			   skb_queue_len(&path->queue), path->nr_neigh);
+			   skb_queue_len(&path->queue), path->nr_neigh,
+			   path->queries);
+		if (path->state == IPOIB_PATH_FAILED &&
+		    time_before(jiffies, path->retry_at))
+			seq_printf(m, "%u\n",
+				   jiffies_to_msecs(path->retry_at - jiffies));
+		else
+			seq_puts(m, "-\n");
 		spin_unlock(&path->lock);
 	}
 	spin_unlock_bh(&priv->table_lock);

@@ -21,11 +21,6 @@ MODULE_ALIAS_RTNL_LINK("ipoib");
 
 struct ib_sa_client ipoib_sa_client;
 
-/* The interfaces of one IB device, as ib_client data. */
-struct ipoib_ca {
-	struct list_head ports;		/* ipoib_dev_priv.ca_list */
-};
-
 /* Which resync reason each IB event raises; zero means "not ours". */
 static const unsigned long ipoib_event_reasons[] = {
 	[IB_EVENT_PORT_ERR]		= BIT(IPOIB_RESYNC_PORT),
@@ -130,7 +125,8 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 		ipoib_neigh_flush(priv);
 		ipoib_path_flush(priv);
 	}
-	priv->pkey = pkey;
+	/* ipoib_get_net_dev_by_params() reads it without our locks */
+	WRITE_ONCE(priv->pkey, pkey);
 	ipoib_build_bcast_addr(priv, priv->dev->broadcast);
 	if (up && !ipoib_ib_start(priv))
 		ipoib_mcast_start(priv);
@@ -604,6 +600,7 @@ static struct ib_client ipoib_client = {
 	.name	= "ipoib",
 	.add	= ipoib_add_one,
 	.remove	= ipoib_remove_one,
+	.get_net_dev_by_params = ipoib_get_net_dev_by_params,
 };
 
 static int __init ipoib_init(void)

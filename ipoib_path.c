@@ -170,6 +170,7 @@ static int ipoib_path_start_locked(struct ipoib_path *path,
 	}
 	path->want_query = false;
 	path->querying = true;
+	path->queries++;
 	path->query_id = id;
 	path->query = query;
 	return 0;

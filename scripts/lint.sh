@@ -48,6 +48,10 @@ lint_kernel() {	# lint_kernel KVER KDIR
 	else
 		echo "lint: softib sources absent: W=1/sparse not run for them"
 	fi
+	if [ -e tests/rdmacm/Kbuild ]; then
+		lint_build "$1" "$2" "$REPO/tests/rdmacm" rdmacm Kbuild \
+			$(cd tests/rdmacm && ls ./*.c 2>/dev/null)
+	fi
 }
 lint_kernel "$KVER" "$KDIR"
 if [ -z "$KVER612" ] || [ ! -e "$KDIR612/Makefile" ]; then

@@ -224,7 +224,7 @@ unload_all() {
 	for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
 		ip netns del "$ns"
 	done
-	for m in ib_ipoib softib rdma_ucm rdma_cm iw_cm ib_umad ib_uverbs ib_cm ib_core; do
+	for m in rdmacm_test ib_ipoib softib rdma_ucm rdma_cm iw_cm ib_umad ib_uverbs ib_cm ib_core; do
 		if [ "$m" = rdma_ucm ] && opensm_running; then
 			opensm_stop TERM || opensm_stop KILL || rc=1
 		fi

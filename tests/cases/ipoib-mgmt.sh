@@ -169,6 +169,10 @@ if [ "$IPOIB_DRIVER" = ours ]; then
 	cat $D/ib0/paths $D/ib0/mcast $D/ib0/neighs
 	check "paths: $GIDB resolved with DLID 0x0002" sh -c "grep -q '^$GIDB 0x0002 0 2048 .* resolved ' $D/ib0/paths"
 	check "paths: the unknown GID failed" sh -c "grep -q '^fe80::2:c903:a0:f99 - - - - failed ' $D/ib0/paths"
+	check "paths: b's path took SA queries, is not backing off" sh -c \
+		"grep -Eq '^$GIDB .* resolved [0-9]+ [0-9]+ [0-9]+ [1-9][0-9]* -\$' $D/ib0/paths"
+	check "paths: the unknown GID took SA queries, shows its back-off or -" sh -c \
+		"grep -Eq '^fe80::2:c903:a0:f99 - - - - failed [0-9]+ [0-9]+ [0-9]+ [1-9][0-9]* ([0-9]+|-)\$' $D/ib0/paths"
 	check "mcast: broadcast group joined as full member" sh -c "grep -q '^ff12:401b:ffff::1 0x[0-9a-f]* joined full ' $D/ib0/mcast"
 	check "neighs: b's QPN and GID" sh -c "grep -q '^0x[0-9a-f]* $GIDB resolved ' $D/ib0/neighs"
 	check "in-tree style ib0_mcg lists the broadcast group" grep -q "GID: ff12:401b:ffff:0:0:0:0:1" $D/ib0_mcg

@@ -93,6 +93,17 @@ else
 	rc=1
 fi
 
+# --- rdmacm_test (tests/rdmacm): a test-only rdma_cm consumer ---
+if [ -e "$REPO/tests/rdmacm/Kbuild" ]; then
+	cd "$REPO/tests/rdmacm"
+	rdmacm_src=$(ls Kbuild ./*.c 2>/dev/null | sed 's,^\./,,')
+	# shellcheck disable=SC2086
+	sync_tree "$REPO/tests/rdmacm" "$KBUILD_DIR/rdmacm" $rdmacm_src
+	kbuild "$KBUILD_DIR/rdmacm" "tests/rdmacm/" rdmacm_test.ko ||
+		rm -f "$KBUILD_DIR/rdmacm/rdmacm_test.ko"
+	[ -e "$KBUILD_DIR/rdmacm/rdmacm_test.ko" ] || rc=1
+fi
+
 if [ $rc != 0 ]; then
 	echo "build: FAILED for $KVER" >&2
 	exit 1

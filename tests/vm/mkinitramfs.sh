@@ -145,6 +145,9 @@ build_mods() {
 	if [ -e "$KBUILD_DIR/softib/softib.ko" ]; then
 		install -D -m 0644 "$KBUILD_DIR/softib/softib.ko" "$d/extra/softib.ko"
 	fi
+	if [ -e "$KBUILD_DIR/rdmacm/rdmacm_test.ko" ]; then
+		install -D -m 0644 "$KBUILD_DIR/rdmacm/rdmacm_test.ko" "$d/extra/rdmacm_test.ko"
+	fi
 	if [ -e "$KBUILD_DIR/ipoib/ib_ipoib.ko" ]; then
 		install -D -m 0644 "$KBUILD_DIR/ipoib/ib_ipoib.ko" "$d/updates/ib_ipoib.ko"
 	fi
