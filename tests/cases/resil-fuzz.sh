@@ -76,7 +76,14 @@ check "the driver accounted for the frames it got (+$((d1 - d0)))" test $((d1 - 
 check_wait "ib1 keeps its carrier" 10 _t_has_carrier b ib1
 check_wait "ping a -> b after the fuzz" 30 pings a 192.0.2.2
 check_wait "ping6 b -> a after the fuzz" 30 sh -c '/usr/sbin/ip netns exec b /usr/bin/ping -6 -c 1 -W 2 2001:db8::1 >/dev/null'
-# the receive ring is intact: a burst larger than the ring gets through
-no_loss() { in_host a ping -q -c 200 -i 0.002 -W 2 192.0.2.2 | tee /dev/stderr | grep -q ' 0% packet loss'; }
-check "200 quick pings a -> b, none lost" no_loss
+# the receive ring is intact: 200 quick pings get through. UD drops what
+# arrives at an empty ring (softib does, as an HCA does), so a TCG guest that
+# falls behind may lose a few; a ring the fuzz had shrunk loses many.
+few_lost() {
+	local got
+	got=$(in_host a ping -q -c 200 -i 0.002 -W 2 192.0.2.2 | tee /dev/stderr |
+		sed -n 's/.* \([0-9]*\) received.*/\1/p')
+	[ "${got:-0}" -ge 190 ]
+}
+check "200 quick pings a -> b, at most 10 lost" few_lost
 check "unload everything" unload_all
