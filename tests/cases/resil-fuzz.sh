@@ -34,6 +34,7 @@ nstat() { in_host b cat "/sys/class/net/ib1/statistics/$1"; }
 sib_sum() {	# every softib drop counter and rx_packets of DEV, summed
 	awk '$1 == "rx_packets" || ($1 ~ /^drop_/) { s += $2 } END { print s + 0 }' "$(sib $DEV counters)"
 }
+sib_rx() { awk '$1 == "rx_packets" { print $2 }' "$(sib $DEV counters)"; }
 fuzz_field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$(sib $DEV inject_random)"; }
 drv_sum() { echo $(($(nstat rx_packets) + $(nstat rx_dropped) + $(nstat rx_errors) + $(nstat rx_length_errors))); }
 
@@ -54,6 +55,7 @@ h2=$(fuzz_field hash)
 check "same seed, same frames (hash $h1 = $h2)" test -n "$h1" -a "$h1" = "$h2"
 
 s0=$(sib_sum)
+r0=$(sib_rx)
 d0=$(drv_sum)
 e0=$(($(nstat rx_errors) + $(nstat rx_length_errors) + $(nstat rx_dropped)))
 t0=$(_t_now_ds)
@@ -65,6 +67,7 @@ in_host b ip -s link show ib1
 done_n=$(fuzz_field 'done')
 filtered=$(fuzz_field filtered)
 s1=$(sib_sum)
+r1=$(sib_rx)
 d1=$(drv_sum)
 e1=$(($(nstat rx_errors) + $(nstat rx_length_errors) + $(nstat rx_dropped)))
 echo "fuzz: $done_n frames in $(( (t1 - t0) / 10 )) s; softib accounted $((s1 - s0)) + filtered $filtered; driver rx+drops+errors +$((d1 - d0)), drops/errors +$((e1 - e0))"
@@ -72,7 +75,12 @@ check "all $COUNT frames generated" test "$done_n" = "$COUNT"
 check "every frame accounted for by softib (delivered or a counted drop)" \
 	test $((s1 - s0 + filtered)) -ge "$COUNT"
 check "the driver counted refused frames (rx drops/errors +$((e1 - e0)))" test $((e1 - e0)) -gt 0
-check "the driver accounted for the frames it got (+$((d1 - d0)))" test $((d1 - d0)) -gt $((COUNT / 10))
+# What softib delivered (rx_packets) reached the driver, which counts each
+# frame as received, dropped or an error. softib's rx_packets also counts the
+# MADs on QP1 the fuzz causes (a few), and the core's drops are counted on top
+# of rx_packets, so the two are not equal: at least 90% of what was delivered.
+check "the driver accounted for the frames softib delivered (+$((d1 - d0)) of +$((r1 - r0)))" \
+	test $((d1 - d0)) -ge $(((r1 - r0) * 9 / 10))
 check_wait "ib1 keeps its carrier" 10 _t_has_carrier b ib1
 check_wait "ping a -> b after the fuzz" 30 pings a 192.0.2.2
 check_wait "ping6 b -> a after the fuzz" 30 sh -c '/usr/sbin/ip netns exec b /usr/bin/ping -6 -c 1 -W 2 2001:db8::1 >/dev/null'
