@@ -64,20 +64,6 @@ check_fail "and the default partition cannot reach 10.41.0.2 either" \
 echo "1 0x8001" >"$(sib sib2 pkeys)"
 check_wait "P_Key 0x8001 added to sib2: ib2.8001 carrier on" 30 _t_has_carrier c ib2.8001
 check_wait "ping a -> c in the partition" 30 pings a 10.41.0.3
-# ib2.8001 was opened while its P_Key was absent: its neighbour/path
-# collector must run all the same (ours; the stock driver keeps paths until
-# ifdown). c's reply made a path to a's GID; without the kernel's neighbour
-# for a it is idle, and goes within IPOIB_PATH_IDLE (60 s) + one GC period
-# (10 s). Checked before sib2 loses the P_Key (which flushes paths).
-C_PATHS=/sys/kernel/debug/ipoib/ib2.8001_path
-if [ "$IPOIB_DRIVER" = ours ]; then
-	check "ib2.8001 has a path (to a)" grep -q '^GID:' "$C_PATHS"
-	# a forgets c too, or its next probe of c makes c's neighbour again
-	check "a and c forget each other (ip neigh del)" sh -c \
-		"/usr/sbin/ip -n a neigh del 10.41.0.3 dev ib0.8001 &&
-		 /usr/sbin/ip -n c neigh del 10.41.0.1 dev ib2.8001"
-	gc_t0=$(_t_now_ds)
-fi
 
 # --- P_Key removed at run time: ib1.8001 goes down, frames dropped ---
 echo "1 0" >"$(sib sib1 pkeys)"
@@ -91,6 +77,22 @@ check "sib1 drop_bad_pkey counted them ($bad0 -> $(bad sib1))" test "$(bad sib1)
 check "ib1.8001 received none of them (rx_packets $rx0 -> $(rx_of b ib1.8001))" \
 	test "$(rx_of b ib1.8001)" = "$rx0"
 check "ib1 (default partition) still works: carrier" _t_has_carrier p1 ib1
+
+# ib2.8001 was opened while its P_Key was absent: its neighbour/path
+# collector must run all the same (ours; the stock driver keeps paths until
+# ifdown). c's reply made a path to a's GID; without the kernel's neighbour
+# for a it is idle, and goes within IPOIB_PATH_IDLE (60 s) + one GC period
+# (10 s). Checked before sib2 loses the P_Key (which flushes paths), and
+# after the last ping between a and c (the positive control above).
+C_PATHS=/sys/kernel/debug/ipoib/ib2.8001_path
+if [ "$IPOIB_DRIVER" = ours ]; then
+	check "ib2.8001 has a path (to a)" grep -q '^GID:' "$C_PATHS"
+	# a forgets c too, or its next probe of c makes c's neighbour again
+	check "a and c forget each other (ip neigh del)" sh -c \
+		"/usr/sbin/ip -n a neigh del 10.41.0.3 dev ib0.8001 &&
+		 /usr/sbin/ip -n c neigh del 10.41.0.1 dev ib2.8001"
+	gc_t0=$(_t_now_ds)
+fi
 
 # --- and back ---
 echo "1 0x8001" >"$(sib sib1 pkeys)"
