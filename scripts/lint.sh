@@ -22,7 +22,7 @@ lint_build() {	# lint_build KVER KDIR SRCDIR NAME FILES...
 	dst=$BUILD/$kver/lint/$name
 	mkdir -p "$dst"
 	(cd "$src" && cp -p "$@" "$dst/")
-	out=$(make -C "$kdir" M="$dst" W=1 C=1 CF=-Wsparse-error CONFIG_DEBUG_INFO_BTF_MODULES= modules 2>&1)
+	out=$(make -j"$(nproc)" -C "$kdir" M="$dst" W=1 C=1 CF=-Wsparse-error CONFIG_DEBUG_INFO_BTF_MODULES= modules 2>&1)
 	rc=$?
 	out=$(printf '%s\n' "$out" | sed -e "s,$dst/,${src#"$REPO"}/,g" -e 's,^/,,' \
 		-e "s,^\\(\\.\\./\\)*build/$kver/lint/$name/,${src#"$REPO"/}/,")

@@ -52,7 +52,7 @@ sync_tree() {
 kbuild() {
 	local dir=$1 srcp=$2 name=$3
 	echo "build: $name for $KVER"
-	make -s -C "$KDIR" M="$dir" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= "${EXTRA[@]}" modules 2>&1 |
+	make -s -j"$(nproc)" -C "$KDIR" M="$dir" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= "${EXTRA[@]}" modules 2>&1 |
 		sed -e "s,$dir/,$srcp,g" -e "s,^\\(\\.\\./\\)*build/$KVER/[a-z]*/,$srcp,"
 }
 
