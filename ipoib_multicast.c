@@ -190,16 +190,6 @@ static int ipoib_mcast_join_done(int status, struct ib_sa_multicast *sa_mc)
 
 static void ipoib_mcast_backoff(struct ipoib_mcast *mc)
 {
-	struct ipoib_dev_priv *priv = mc->priv;
-
-	/*
-	 * No broadcast group, no carrier: a failed rejoin (reregister, SM
-	 * restart) must not leave the interface claiming a link that ARP
-	 * and ND cannot use. The next successful join sets it again.
-	 */
-	if (mc == priv->bcast &&
-	    test_and_clear_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
-		queue_delayed_work(priv->wq, &priv->carrier_work, 0);
 	if (!mc->backoff_ms)
 		mc->backoff_ms = IPOIB_MCAST_BACKOFF_MS;
 	else
@@ -284,6 +274,13 @@ static void ipoib_mcast_leave(struct ipoib_dev_priv *priv,
 	mc->state = IPOIB_MCAST_IDLE;
 }
 
+/* An answer from the SA that refuses, not one that never came. */
+static bool ipoib_sa_refused(int status)
+{
+	return status != -ETIMEDOUT && status != -EAGAIN &&
+	       status != -EBUSY && status != -EINTR;
+}
+
 static void ipoib_mcast_join_failed(struct ipoib_dev_priv *priv,
 				    struct ipoib_mcast *mc, int status)
 {
@@ -297,6 +294,15 @@ static void ipoib_mcast_join_failed(struct ipoib_dev_priv *priv,
 		mc->state = IPOIB_MCAST_IDLE;
 		return;
 	}
+	/*
+	 * The SA refused the broadcast group (an error status): no carrier,
+	 * since ARP and ND cannot work; the next successful join sets it
+	 * again. An SA that does not answer (timeout, busy) refuses nothing:
+	 * traffic on the address handles we have goes on meanwhile.
+	 */
+	if (mc == priv->bcast && ipoib_sa_refused(status) &&
+	    test_and_clear_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
+		queue_delayed_work(priv->wq, &priv->carrier_work, 0);
 	ipoib_mcast_backoff(mc);
 	atomic_long_add(ipoib_mcast_drop_pending(priv, mc),
 			&priv->counters[IPOIB_CTR_DROP_SA_FAILURE]);
