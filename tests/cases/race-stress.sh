@@ -87,11 +87,7 @@ nsx() {
 	if [ "$ns" = - ]; then
 		"$@"
 	else
-		case $1 in
-		ip) shift; set -- /usr/sbin/ip "$@" ;;
-		ping) shift; set -- /usr/bin/ping "$@" ;;
-		esac
-		/usr/sbin/ip netns exec "$ns" "$@"
+		in_host "$ns" "$@"
 	fi
 }
 
