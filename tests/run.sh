@@ -62,18 +62,58 @@ console_bad() {
 		tr '\n#' ' _' | cut -c1-300
 }
 
-# parse_results RESULTS NONCE CONSOLE LABEL QEMU_RC: count one boot's results.
-# With a CONSOLE file, also "kernel console clean" (console_bad).
+# parse_results RESULTS NONCE CONSOLE LABEL QEMU_RC [CASE...]: count one
+# boot's results. With a CONSOLE file, also "kernel console clean"
+# (console_bad). With CASEs, the boot was shared by those cases, in that
+# order (run_one): each one's results follow a "CASE <name>" line and are
+# labelled "<name> LABEL"; each must report its own kernel check and a test,
+# the console is checked section by section ("init: case <name> begins"), and
+# if the boot ended early the case that was running fails "boot completed"
+# and those after it fail as not run.
 # Returns 1 if anything in this boot failed.
 parse_results() {
 	local res=$1 nonce=$2 con=$3 label=$4 qrc=${5:-0}
-	local line rest name reason ended=0 clean=0 tests=0 f0=$FAIL why
+	shift 5 2>/dev/null || shift $#
+	local cases=("$@") cur=-1 lab=$label
+	local line rest name reason ended=0 clean=0 tests=0 f0=$FAIL why i c
+	[ ${#cases[@]} -gt 0 ] && lab="(before the first case) $label"
+	if [ ${#cases[@]} -gt 0 ] && [ -f "$con" ]; then
+		rm -f "$con".sec.*
+		tr -d '\r' <"$con" | awk -v out="$con.sec" \
+			'/^init: case [^ ]+ begins/ { n++ } { print > (out "." (n ? n : 1)) }'
+	fi
+	# case_close: the checks every case (or the whole boot) must pass
+	case_close() {
+		local c=$con
+		[ $clean = 1 ] || emit fail "$lab" "kernel clean" "the kernel check did not report"
+		[ $tests -gt 0 ] || emit fail "$lab" "case reported tests" "no test result from the case"
+		[ ${#cases[@]} -gt 0 ] && c=$con.sec.$((cur + 1))
+		[ -f "$c" ] || return 0
+		why=$(console_bad "$c")
+		if [ -n "$why" ]; then
+			emit fail "$lab" "kernel console clean" "console: $why"
+		else
+			emit ok "$lab" "kernel console clean"
+		fi
+	}
 	while IFS= read -r line || [ -n "$line" ]; do
 		line=${line%$'\r'}
 		[ $ended = 1 ] && continue	# nothing counts after the end marker
 		case $line in
 		"END $nonce")
 			ended=1 ;;
+		"CASE "*)
+			[ ${#cases[@]} -gt 0 ] || continue
+			[ $cur -ge 0 ] && case_close
+			cur=$((cur + 1))
+			clean=0 tests=0
+			if [ "${line#CASE }" != "${cases[cur]:-}" ]; then
+				emit fail "$label" "shared boot order" \
+					"case '${line#CASE }' reported where '${cases[cur]:-none}' was due"
+				ended=1
+				cur=${#cases[@]}
+			fi
+			lab="${cases[cur]:-} $label" ;;
 		"not ok "*)
 			rest=${line#not ok }
 			rest=${rest#* - }
@@ -81,7 +121,7 @@ parse_results() {
 			reason=${rest#"$name"}
 			reason=${reason# # }
 			[ "$name" = "kernel clean" ] && clean=1 || tests=$((tests + 1))
-			emit fail "$label" "$name" "${reason:-failed}" ;;
+			emit fail "$lab" "$name" "${reason:-failed}" ;;
 		"ok "*" # SKIP"*)
 			rest=${line#ok }
 			rest=${rest#* - }
@@ -89,7 +129,7 @@ parse_results() {
 			reason=${rest#*# SKIP}
 			reason=${reason# }
 			tests=$((tests + 1))
-			emit skip "$label" "$name" "$reason" ;;
+			emit skip "$lab" "$name" "$reason" ;;
 		"ok "*)
 			rest=${line#ok }
 			rest=${rest#* - }
@@ -99,7 +139,7 @@ parse_results() {
 			else
 				tests=$((tests + 1))
 			fi
-			emit ok "$label" "$name" ;;
+			emit ok "$lab" "$name" ;;
 		esac
 	done <"$res"
 	if [ $ended = 0 ]; then
@@ -112,18 +152,29 @@ parse_results() {
 		else
 			why="VM stopped without the end marker (qemu exit $qrc)"
 		fi
-		emit fail "$label" "boot completed" "$why"
-	else
-		[ $clean = 1 ] || emit fail "$label" "kernel clean" "the kernel check did not report"
-		[ $tests -gt 0 ] || emit fail "$label" "case reported tests" "no test result from the case"
-	fi
-	if [ -f "$con" ]; then
-		why=$(console_bad "$con")
-		if [ -n "$why" ]; then
-			emit fail "$label" "kernel console clean" "console: $why"
-		else
-			emit ok "$label" "kernel console clean"
+		[ $cur -lt 0 ] && [ ${#cases[@]} -gt 0 ] && { cur=0; lab="${cases[0]} $label"; }
+		emit fail "$lab" "boot completed" "$why"
+		if [ ${#cases[@]} -gt 0 ]; then
+			c=$con.sec.$((cur + 1))
+			[ -f "$c" ] && why=$(console_bad "$c") && [ -n "$why" ] &&
+				emit fail "$lab" "kernel console clean" "console: $why"
+			for ((i = cur + 1; i < ${#cases[@]}; i++)); do
+				emit fail "${cases[i]} $label" "run" \
+					"not run: the boot it shared ended during ${cases[cur]}"
+			done
+		elif [ -f "$con" ]; then
+			why=$(console_bad "$con")
+			if [ -n "$why" ]; then
+				emit fail "$label" "kernel console clean" "console: $why"
+			else
+				emit ok "$label" "kernel console clean"
+			fi
 		fi
+	else
+		case_close
+		for ((i = cur + 1; i < ${#cases[@]}; i++)); do
+			emit fail "${cases[i]} $label" "run" "not run: absent from the shared boot's results"
+		done
 	fi
 	[ "$FAIL" = "$f0" ]
 }
@@ -291,12 +342,14 @@ printf '# kernel %s (%s), initramfs %s KiB in %.1f s, ours: %s, softib: %s, logs
 	"$([ $have_ours = 1 ] && echo built || echo 'not built')" \
 	"$([ $have_softib = 1 ] && echo built || echo 'not built')" "${LOGDIR#"$REPO"/}"
 
-# run_one CASEFILE DRIVER SM: one boot (1 or 2 VMs) of a case for one driver
-# (pair) under one subnet manager (embedded|opensm). Runs in a subshell: its
-# results are printed as "R<TAB>status<TAB>label<TAB>name<TAB>reason" lines
-# that the parent counts.
+# run_one CASEFILES DRIVER SM: one boot (1 or 2 VMs) of a case for one
+# driver (pair) under one subnet manager (embedded|opensm), or of several
+# one-VM cases that share it (CASEFILES is then a list, see "Shared boots"
+# below). Runs in a subshell: its results are printed as
+# "R<TAB>status<TAB>label<TAB>name<TAB>reason" lines that the parent counts.
 run_one() {
 	local f=$1 d=$2 sm=$3 name vms tmo d0 d1 label out nonce common tb ok_all i l v
+	local files=() names=() list= ct
 	emit() {
 		case $1 in
 		ok) PASS=$((PASS + 1)) ;;
@@ -305,15 +358,34 @@ run_one() {
 		esac
 		printf 'R\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-}"
 	}
+	read -r -a files <<<"$f"
+	f=${files[0]}
 	name=$(basename "$f" .sh)
 	vms=$(hdr "$f" vms)
 	tmo=$(hdr "$f" timeout)
 	: "${vms:=1}" "${tmo:=300}"
-	tmo=$((tmo * ${TIMEOUT_SCALE:-1}))
-	[ "$KERNEL" = debug ] && tmo=$((tmo * ${DEBUG_TIMEOUT_SCALE:-3}))
+	if [ ${#files[@]} -gt 1 ]; then
+		# a shared boot: each case gets its own timeout in the guest;
+		# the VM's is their sum plus a minute a case for the reset and
+		# the kernel check between them
+		tmo=0
+		for f in "${files[@]}"; do
+			ct=$(hdr "$f" timeout)
+			ct=$((${ct:-300} * ${TIMEOUT_SCALE:-1}))
+			[ "$KERNEL" = debug ] && ct=$((ct * ${DEBUG_TIMEOUT_SCALE:-3}))
+			names+=("$(basename "$f" .sh)")
+			list="$list${list:+,}$GUEST_DIR/$(basename "$f" .sh):$ct"
+			tmo=$((tmo + ct + 60))
+		done
+		name=${names[0]}+$((${#names[@]} - 1))
+	else
+		tmo=$((tmo * ${TIMEOUT_SCALE:-1}))
+		[ "$KERNEL" = debug ] && tmo=$((tmo * ${DEBUG_TIMEOUT_SCALE:-3}))
+	fi
 	d0=${d%%/*}
 	d1=${d#*/}
 	label="$name [$(sm_label "$d" "$sm")]"
+	[ ${#names[@]} -gt 0 ] && label="[$(sm_label "$d" "$sm")]"
 	case $sm in
 	embedded|opensm) ;;
 	*)
@@ -326,18 +398,29 @@ run_one() {
 		return
 	fi
 	if [ $have_ours = 0 ] && { [ "$d0" = ours ] || { [ "$vms" = 2 ] && [ "$d1" = ours ]; }; }; then
-		emit skip "$label" "all" "our ib_ipoib.ko is not built (no driver sources yet)"
+		for v in "${names[@]:-$name}"; do
+			emit skip "$v [$(sm_label "$d" "$sm")]" "all" "our ib_ipoib.ko is not built (no driver sources yet)"
+		done
 		return
 	fi
 	out=$LOGDIR/$name.${d//\//-}
 	[ "$sm" = embedded ] || out=$out.$sm
 	nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
-	common="CASE_FILE=$GUEST_DIR/$name CASE_NAME=$name VM_COUNT=$vms TEST_NONCE=$nonce SM_MODE=$sm"
+	if [ ${#names[@]} -gt 0 ]; then
+		common="CASE_LIST=$list CASE_NAME=${names[0]} CASE_FILE=$GUEST_DIR/${names[0]}"
+		echo "# $label shares one boot: ${names[*]} (logs: ${out#"$REPO"/}.vm0.*)"
+	else
+		common="CASE_FILE=$GUEST_DIR/$name CASE_NAME=$name"
+	fi
+	common="$common VM_COUNT=$vms TEST_NONCE=$nonce SM_MODE=$sm"
 	# "# env: VAR...": those of the host's variables that are set (one word
 	# each) go to the guest, e.g. a stress case's STRESS_S / STRESS_SEED
-	for v in $(hdr "$f" env); do
-		[ -n "${!v:-}" ] && common="$common $v=${!v// /}"
+	for f in "${files[@]}"; do
+		for v in $(hdr "$f" env); do
+			[ -n "${!v:-}" ] && [[ " $common " != *" $v="* ]] && common="$common $v=${!v// /}"
+		done
 	done
+	f=${files[0]}
 	tb=$(date +%s)
 	if ! case_vm_hook "$f" "$out" "$vms"; then
 		emit fail "$label" "case vm-hook" "see ${out#"$REPO"/}.vm*.hook.log"
@@ -355,11 +438,12 @@ run_one() {
 		[ "$vms" = 2 ] && l="$label vm$i"
 		[ -s "$out.vm$i.retried" ] && echo "# $l: $(tr '\n' ' ' <"$out.vm$i.retried")"
 		VM_TIMEOUT=$tmo parse_results "$out.vm$i.results" "$nonce" "$out.vm$i.console" "$l" \
-			"$(cat "$out.vm$i.rc" 2>/dev/null)" || {
+			"$(cat "$out.vm$i.rc" 2>/dev/null)" "${names[@]}" || {
 			ok_all=0
 			show_failure "$out.vm$i"
 		}
 	done
+	[ ${#names[@]} -gt 0 ] && label="${names[*]} $label"
 	echo "# $label: $(($(date +%s) - tb)) s$([ $ok_all = 1 ] || echo ", logs: ${out#"$REPO"/}.vm*")"
 }
 
@@ -375,20 +459,54 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 	done <"$1"
 }
 
-# Jobs: one per case x driver. JOBS (default 1, 2 when CI=true: the CI
-# machine is ours alone) boots run at once, a two-VM case counting for two;
-# results are printed in case order whatever the finishing order.
+# Jobs: one per case x driver, or per shared boot. JOBS (default 1, 2 when
+# CI=true: the CI machine is ours alone) boots run at once, a two-VM case
+# counting for two; results are printed in job order whatever the finishing
+# order.
+#
+# Shared boots: the one-VM cases whose header says "# boot: shared" (and
+# that have no vm-hook) are booted together, those of one driver and SM mode
+# in one VM, one after the other, up to SHARE_TMO seconds of their summed
+# timeouts a boot (default 2400; SHARE_TMO=0 boots every case alone). The
+# guest's /init resets the VM between them (tests/vm/guest/init): each case
+# starts with no test process, no netns and no IB module loaded, and has its
+# own kernel check. A boot costs 6 s (stock) to 60 s (debug kernel) before
+# /init starts.
 : "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
+: "${SHARE_TMO:=2400}"
 [ "$JOBS" -gt 1 ] && export VM_SMP=${VM_SMP:-1}
-job_f=() job_d=() job_m=() job_w=()
+job_f=() job_d=() job_m=() job_w=() job_t=()
+declare -A share_f=() share_t=()
+share_flush() {	# share_flush KEY: the shared boot gathered for KEY becomes a job
+	local k=$1
+	[ -n "${share_f[$k]:-}" ] || return 0
+	job_f+=("${share_f[$k]# }") job_d+=("${k% *}") job_m+=("${k#* }") job_w+=(1)
+	job_t+=("${share_t[$k]}")
+	unset "share_f[$k]" "share_t[$k]"
+}
 for f in "${selected[@]}"; do
 	vms=$(hdr "$f" vms)
 	w=${vms:-1}
 	[ "$w" -gt "$JOBS" ] && w=$JOBS
+	t=$(hdr "$f" timeout)
+	t=${t:-300}
+	shared=0
+	[ "$SHARE_TMO" -gt 0 ] && [ "${vms:-1}" = 1 ] && [ "$(hdr "$f" boot)" = shared ] &&
+		[ -z "$(hdr "$f" vm-hook)" ] && shared=1
 	while read -r d m; do
-		job_f+=("$f") job_d+=("$d") job_m+=("$m") job_w+=("$w")
+		if [ $shared = 1 ]; then
+			k="$d $m"
+			[ $((${share_t[$k]:-0} + t)) -gt "$SHARE_TMO" ] && share_flush "$k"
+			share_f[$k]="${share_f[$k]:-} $f"
+			share_t[$k]=$((${share_t[$k]:-0} + t))
+		else
+			job_f+=("$f") job_d+=("$d") job_m+=("$m") job_w+=("$w") job_t+=("$t")
+		fi
 	done < <(case_jobs "$f")
 done
+while read -r k; do
+	share_flush "$k"
+done < <(printf '%s\n' "${!share_f[@]}" | LC_ALL=C sort)
 declare -A running=()
 done_job=()
 next=0 used=0
@@ -422,8 +540,7 @@ reap() {	# wait for one running job to end
 # Start the longest jobs (by their timeout) first, so that with JOBS > 1 the
 # last minutes are not one long case running alone. Output keeps case order.
 order=$(for idx in "${!job_f[@]}"; do
-	t=$(hdr "${job_f[$idx]}" timeout)
-	echo "${t:-300} $idx"
+	echo "${job_t[$idx]} $idx"
 done | sort -s -k1,1nr | awk '{ print $2 }')
 for idx in $order; do
 	while [ $((used + job_w[idx])) -gt "$JOBS" ]; do

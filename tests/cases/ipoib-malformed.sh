@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: ours
 # vms: 1
+# boot: shared
 # timeout: 300
 # tier: debug
 #

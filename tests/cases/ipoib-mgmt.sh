@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: ours stock
 # vms: 1
+# boot: shared
 # timeout: 420
 # tier: 612
 #

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: ours stock
 # vms: 1
+# boot: shared
 # timeout: 420
 #
 # Partitions are apart and follow the port's P_Key table at run time. Three

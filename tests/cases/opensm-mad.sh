@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock
 # vms: 1
+# boot: shared
 # timeout: 400
 #
 # softib's SMAs (HCA ports and the switch, external_sm=1, ndevs=3) answer

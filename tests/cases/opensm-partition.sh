@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock ours
 # vms: 1
+# boot: shared
 # timeout: 500
 #
 # A partition defined in OpenSM's partitions.conf (P_Key 0x8001) reaches

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock ours
 # vms: 1
+# boot: shared
 # timeout: 600
 #
 # OpenSM killed and restarted: the ports stay ACTIVE with their LIDs while

@@ -3,6 +3,7 @@
 # drivers: ours stock
 # debug-drivers: ours
 # vms: 1
+# boot: shared
 # timeout: 420
 # tier: debug
 # env: STRESS_S STRESS_SEED

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock
 # vms: 1
+# boot: shared
 # timeout: 240
 #
 # softib's raw-ceiling knob (debugfs "blast", used by make bench): a blast

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock
 # vms: 1
+# boot: shared
 # timeout: 420
 #
 # softib's delivery rules, one injected packet at a time into sib1 whose UD

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock
 # vms: 1
+# boot: shared
 # timeout: 420
 #
 # softib's Ethernet transport in one VM: three softib devices bound with

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock
 # vms: 1
+# boot: shared
 # timeout: 300
 #
 # The softib wire parser on hostile input: malformed raw packets (truncated,

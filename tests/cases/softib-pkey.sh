@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock
 # vms: 1
+# boot: shared
 # timeout: 420
 #
 # P_Key enforcement by softib, seen through stock ib_ipoib child interfaces of

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock
 # vms: 1
+# boot: shared
 # timeout: 600
 #
 # The softib SA seen through the stock ib_ipoib: the IPoIB broadcast group

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock
 # vms: 1
+# boot: shared
 # timeout: 300
 #
 # softib teardown under load: rmmod softib while the stock ib_ipoib is

@@ -13,7 +13,9 @@
 #     fail-twovm-peer-dies.sh (VM1 crashes, VM0 waits at a barrier) must fail
 #     for both VMs without waiting for the timeout;
 #     fail-console-only.sh (a report the ring buffer lost) must fail from the
-#     console; skip-counted.sh must count as skipped, not passed; fail-sm-header.sh
+#     console; shared-*.sh (one shared boot) must pass, fail for its own
+#     reason after a clean reset, crash, and be reported not run, in order;
+#     skip-counted.sh must count as skipped, not passed; fail-sm-header.sh
 #     (an unknown "# sm:" mode) must fail without a boot; and the run as a whole
 #     must exit non-zero with a final line that adds up.
 # Prints "ok - ..." / "not ok - ..." per check; exit non-zero if any failed.
@@ -132,6 +134,16 @@ grep -qE '^not ok [0-9]+ fail-twovm-peer-dies \[stock/stock\] vm1 - boot complet
 	grep -qE '^not ok [0-9]+ fail-twovm-peer-dies \[stock/stock\] vm0 - boot completed # VM stopped by the runner' "$T/out" &&
 	grep -qE '^# fail-twovm-peer-dies \[stock/stock\]: ([0-9]|[1-9][0-9]|1[01][0-9]) s' "$T/out"
 res $? "VM: two-VM case whose peer crashes fails well before its timeout, both VMs reported"
+grep -qE '^# \[stock\] shares one boot: shared-a-pass shared-b-fail shared-c-panic shared-d-after' "$T/out" &&
+	! grep -qE '^not ok [0-9]+ shared-a-pass \[stock\]' "$T/out" &&
+	grep -qE '^ok [0-9]+ shared-a-pass \[stock\] - kernel console clean' "$T/out"
+res $? "VM: shared boot: the four shared-* cases share one boot; the first passes"
+[ "$(grep -cE '^not ok [0-9]+ shared-b-fail \[stock\]' "$T/out")" = 1 ] &&
+	grep -qE '^not ok [0-9]+ shared-b-fail \[stock\] - a deliberate failure' "$T/out" &&
+	grep -qE '^ok [0-9]+ shared-b-fail \[stock\] - kernel clean' "$T/out"
+res $? "VM: shared boot: the second fails for its own failure only (the reset cleared the first's leftovers)"
+expect_fail shared-c-panic 'boot completed # kernel panic'
+expect_fail shared-d-after 'run # not run: the boot it shared ended during shared-c-panic'
 grep -qE '^ok [0-9]+ skip-counted \[stock\] - cannot run here # SKIP' "$T/out"
 res $? "VM: skip-counted.sh's skip is reported as SKIP"
 grep -qE '^not ok [0-9]+ fail-sm-header \[stock\+bogus\] - case header # unknown subnet manager' "$T/out"
