@@ -652,9 +652,14 @@ int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	unsigned long flags;
 	int err = -EINVAL;
 
+	/*
+	 * ConnectX finds the attachment by MGID and QP and ignores the LID
+	 * given to detach, so a consumer whose member record changed since
+	 * the attach still detaches.
+	 */
 	spin_lock_irqsave(&sdev->mcast_lock, flags);
 	list_for_each_entry(att, &sdev->mcast, list) {
-		if (att->qp != qp || att->mlid != lid || memcmp(&att->mgid, gid, sizeof(*gid)))
+		if (att->qp != qp || memcmp(&att->mgid, gid, sizeof(*gid)))
 			continue;
 		list_del_rcu(&att->list);
 		sdev->n_mcast--;
