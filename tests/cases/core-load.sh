@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 240
-# tier: debug
 #
 # Load and unload the IB core, then softib + this VM's ib_ipoib, twice, with
 # no kernel report (the kernel check after the case fails on any).

@@ -29,7 +29,7 @@
 # operation that does not return within OP_S is reported with a dump of the
 # blocked tasks).
 #
-# STRESS_S (seconds of rounds; default 60, 210 on the debug kernel) and
+# STRESS_S (seconds of rounds; default 60, 120 on the debug kernel) and
 # STRESS_SEED (default: random, printed) come from the host's environment:
 #   STRESS_SEED=1234 STRESS_S=1800 TIMEOUT_SCALE=6 make test CASES=race-stress
 # The same seed draws the same sequence of rounds and operations (the
@@ -45,7 +45,7 @@ case $KVER in
 *) DEBUG=0 ;;
 esac
 SCALE=$((1 + 2 * DEBUG))
-: "${STRESS_S:=$((60 + 150 * DEBUG))}"
+: "${STRESS_S:=$((60 + 60 * DEBUG))}"
 : "${STRESS_SEED:=$(($(od -An -N4 -tu4 /dev/urandom) % 1000000000))}"
 OP_S=$((120 * SCALE))		# an operation taking longer hangs
 RECOVER_S=$((40 * SCALE))	# a round's hosts answer again within

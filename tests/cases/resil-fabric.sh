@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 900
-# tier: debug
 #
 # Fabric events and a misbehaving SA, hosts a (ib0), b (ib1), c (ib2), d (ib3):
 # - LID change of b's port + reregister: a's path to b is refreshed (new

@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 900
-# tier: debug
 # debug-drivers: ours
 #
 # 50 port down/up cycles of sib1 during a ping flood a -> b: every time the

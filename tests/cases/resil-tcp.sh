@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 900
-# tier: debug
 # debug-drivers: ours
 #
 # Established TCP flows survive fabric events and a lossy fabric:
