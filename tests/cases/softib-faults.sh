@@ -98,6 +98,13 @@ has_group() { [ -n "$(mlid_of "$1")" ]; }
 no_group() { [ -z "$(mlid_of "$1")" ]; }
 MG7=ff12:401b:ffff:0000:0000:0000:0f07:0707
 MG8=ff12:401b:ffff:0000:0000:0000:0f08:0808
+# b's IGMPv3 reports go to 224.0.0.22 through a send-only join, which
+# needs an address handle too: b joins another group first, so that this
+# join exists and the one failure meant for 239.7.7.7 cannot hit it.
+GID1=$(cat /sys/class/infiniband/sib1/ports/1/gids/0)
+igmp_sendonly() { sm_members | grep -qx "ff12:401b:ffff:0000:0000:0000:0000:0016 $GID1 0x8"; }
+check "b joins 239.6.6.6" /usr/sbin/ip -n b addr add 239.6.6.6/32 dev ib1 autojoin
+check_wait "b's IGMP reports made its send-only join of 224.0.0.22" 20 igmp_sendonly
 dmesg_mark
 check "a joins 239.8.8.8" /usr/sbin/ip -n a addr add 239.8.8.8/32 dev ib0 autojoin
 check_wait "239.8.8.8 has a group" 20 has_group $MG8
