@@ -94,7 +94,23 @@ enum ipoib_resync_reason {
 	IPOIB_RESYNC_REREG,	/* the SM asks clients to re-register */
 	IPOIB_RESYNC_TX_TIMEOUT,/* the send queue stalled */
 	IPOIB_RESYNC_CQ_ERROR,	/* a CQ overflowed: new CQs and QP */
+	IPOIB_RESYNC_GID,	/* our port GID changed (the SM's subnet prefix) */
 	IPOIB_RESYNC_NR,
+};
+
+/* The kinds of rate-limited message, each with a budget per interface. */
+enum ipoib_rl {
+	IPOIB_RL_CQ_ERROR,
+	IPOIB_RL_BOGUS_WC,
+	IPOIB_RL_POST_RECV,
+	IPOIB_RL_POST_SEND,
+	IPOIB_RL_QP_RESTART,
+	IPOIB_RL_TX_TIMEOUT,
+	IPOIB_RL_JOIN,
+	IPOIB_RL_BCAST_REC,
+	IPOIB_RL_ATTACH,
+	IPOIB_RL_AH,
+	IPOIB_RL_NR,
 };
 
 /* Atomic bits read on the fast path or from IB callbacks. */
@@ -105,7 +121,7 @@ enum ipoib_flag {
 	IPOIB_FLAG_BCAST_READY,	/* broadcast group joined, Q_Key known */
 	IPOIB_FLAG_MC_DIRTY,	/* netdev multicast list changed */
 	IPOIB_FLAG_CQ_ERROR,	/* a CQ is in error: flushes will not come */
-	IPOIB_FLAG_ADDR_CHANGED,/* new QPN: carrier work publishes dev_addr */
+	IPOIB_FLAG_ADDR_CHANGED,/* new QPN or GID: carrier work publishes dev_addr */
 };
 
 /* How an interface came to be (ipoib_child.c). */
@@ -359,6 +375,8 @@ struct ipoib_dev_priv {
 	struct list_head children;	/* our children (child_list), rtnl */
 	struct list_head child_list;	/* in parent->children, rtnl */
 	bool umcast;			/* READ_ONCE/WRITE_ONCE, no lock */
+	unsigned long addr_changed_at;	/* jiffies, ipoib_addr_changed() */
+	struct ratelimit_state rl[IPOIB_RL_NR];	/* ipoib_*_ratelimited() */
 	u16 coal_usecs;			/* RX CQ moderation: ethtool writes under */
 					/* rtnl + op_mutex, recreate reads */
 	u16 coal_frames;
@@ -378,24 +396,24 @@ struct ipoib_ca {
 };
 
 /*
- * Rate-limited messages about one interface. Each call site has its own
- * limit: net_ratelimit() is one budget for the whole network stack, so a
- * burst of one message (say post-send failures) would silence every other
- * one, including the single line an administrator needs to see.
+ * Rate-limited messages about one interface: each kind of message has its
+ * own budget on each interface (priv->rl[]). net_ratelimit() is one budget
+ * for the whole network stack and a static state per call site one for
+ * every interface, so a burst on one interface (say a join failing for
+ * each of its groups) would silence the same message about another, or
+ * every other message.
  */
-#define ipoib_printk_ratelimited(level, priv, fmt, ...)			\
+#define ipoib_printk_ratelimited(level, priv, kind, fmt, ...)		\
 do {									\
-	static DEFINE_RATELIMIT_STATE(_ipoib_rs,			\
-				      DEFAULT_RATELIMIT_INTERVAL,	\
-				      DEFAULT_RATELIMIT_BURST);		\
+	struct ipoib_dev_priv *_ipoib_rl_priv = (priv);			\
 									\
-	if (__ratelimit(&_ipoib_rs))					\
-		netdev_##level((priv)->dev, fmt, ##__VA_ARGS__);	\
+	if (__ratelimit(&_ipoib_rl_priv->rl[kind]))			\
+		netdev_##level(_ipoib_rl_priv->dev, fmt, ##__VA_ARGS__);	\
 } while (0)
-#define ipoib_err_ratelimited(priv, fmt, ...) \
-	ipoib_printk_ratelimited(err, priv, fmt, ##__VA_ARGS__)
-#define ipoib_warn_ratelimited(priv, fmt, ...) \
-	ipoib_printk_ratelimited(warn, priv, fmt, ##__VA_ARGS__)
+#define ipoib_err_ratelimited(priv, kind, fmt, ...) \
+	ipoib_printk_ratelimited(err, priv, kind, fmt, ##__VA_ARGS__)
+#define ipoib_warn_ratelimited(priv, kind, fmt, ...) \
+	ipoib_printk_ratelimited(warn, priv, kind, fmt, ##__VA_ARGS__)
 
 /* Record "used now" without dirtying the cache line more than once a tick. */
 static inline void ipoib_touch(unsigned long *stamp)
@@ -416,6 +434,7 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 		   u16 pkey);
 void ipoib_dev_cleanup(struct ipoib_dev_priv *priv);
 void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr);
+void ipoib_addr_changed(struct ipoib_dev_priv *priv);
 void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier);
 
 /* ipoib_netdev.c */
@@ -483,6 +502,8 @@ void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		      const union ib_gid *mgid);
 void ipoib_mcast_task(struct work_struct *work);
 void ipoib_carrier_task(struct work_struct *work);
+bool ipoib_mcast_bcast_joined_since(struct ipoib_dev_priv *priv,
+				    unsigned long t);
 void ipoib_build_bcast_addr(struct ipoib_dev_priv *priv, u8 *addr);
 
 /* ipoib_child.c */

@@ -50,7 +50,10 @@ int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
 	}
 }
 
-/* Recorded and reported only: see Documentation/management.rst. */
+/*
+ * umcast: leave to user space the groups it joined through the SA
+ * (ipoib_mcast_sync_list(); Documentation/management.rst).
+ */
 void ipoib_set_umcast(struct ipoib_dev_priv *priv, bool on)
 {
 	netdev_dbg(priv->dev, "umcast %s\n", on ? "on" : "off");

@@ -42,7 +42,8 @@ static void ipoib_cq_error(struct ib_event *event, void *ctx)
 {
 	struct ipoib_dev_priv *priv = ctx;
 
-	ipoib_err_ratelimited(priv, "%s CQ error (event %d): recreating the UD QP and its CQs\n",
+	ipoib_err_ratelimited(priv, IPOIB_RL_CQ_ERROR,
+			      "%s CQ error (event %d): recreating the UD QP and its CQs\n",
 			      event->element.cq == priv->recv_cq ? "receive" : "send",
 			      event->event);
 	set_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags);
@@ -209,7 +210,8 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	if (unlikely(wc->wr_id >= IPOIB_RX_RING_SIZE ||
 		     !priv->rx_ring[wc->wr_id].posted)) {
 		/* not one we posted: rx_posted does not count it */
-		ipoib_err_ratelimited(priv, "bogus receive completion %llx\n", wc->wr_id);
+		ipoib_err_ratelimited(priv, IPOIB_RL_BOGUS_WC,
+				      "bogus receive completion %llx\n", wc->wr_id);
 		return;
 	}
 	i = wc->wr_id;
@@ -281,7 +283,8 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 repost:
 	/* Kept, not freed: the next poll posts it again (ipoib_rx_repost). */
 	if (unlikely(ipoib_rx_post(priv, i))) {
-		ipoib_warn_ratelimited(priv, "receive post failed\n");
+		ipoib_warn_ratelimited(priv, IPOIB_RL_POST_RECV,
+				       "receive post failed\n");
 		priv->rx_unposted++;
 	}
 }
@@ -385,7 +388,8 @@ static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	struct ipoib_tx_buf *buf = &priv->tx_ring[i];
 
 	if (unlikely(!buf->skb)) {
-		ipoib_err_ratelimited(priv, "bogus send completion %llx\n", wc->wr_id);
+		ipoib_err_ratelimited(priv, IPOIB_RL_BOGUS_WC,
+				      "bogus send completion %llx\n", wc->wr_id);
 		return;
 	}
 	ipoib_tx_unmap(priv, buf, skb_shinfo(buf->skb)->nr_frags);
@@ -503,7 +507,8 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	skb_dst_drop(skb);
 	ret = ib_post_send(priv->qp, &wr.wr, NULL);
 	if (unlikely(ret)) {
-		ipoib_warn_ratelimited(priv, "post send failed: %d\n", ret);
+		ipoib_warn_ratelimited(priv, IPOIB_RL_POST_SEND,
+				       "post send failed: %d\n", ret);
 		ipoib_tx_unmap(priv, buf, skb_shinfo(skb)->nr_frags);
 		buf->skb = NULL;
 		buf->ah = NULL;
@@ -793,7 +798,7 @@ int ipoib_ib_recreate(struct ipoib_dev_priv *priv)
 	}
 	netdev_info(priv->dev, "UD QP recreated: qpn 0x%06x -> 0x%06x\n",
 		    old_qpn, priv->qp->qp_num);
-	set_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags);
+	ipoib_addr_changed(priv);
 	return 0;
 }
 

@@ -29,6 +29,7 @@ static const unsigned long ipoib_event_reasons[] = {
 	[IB_EVENT_PKEY_CHANGE]		= BIT(IPOIB_RESYNC_PKEY),
 	[IB_EVENT_SM_CHANGE]		= BIT(IPOIB_RESYNC_SM),
 	[IB_EVENT_CLIENT_REREGISTER]	= BIT(IPOIB_RESYNC_REREG),
+	[IB_EVENT_GID_CHANGE]		= BIT(IPOIB_RESYNC_GID),
 };
 
 /* Back-off between attempts to recreate the QP after a failure. */
@@ -38,7 +39,7 @@ static const unsigned long ipoib_event_reasons[] = {
 /* Reasons after which paths and groups must be asked for again. */
 #define IPOIB_RESYNC_REFRESH (BIT(IPOIB_RESYNC_PORT) | BIT(IPOIB_RESYNC_LID) | \
 			      BIT(IPOIB_RESYNC_PKEY) | BIT(IPOIB_RESYNC_SM) | \
-			      BIT(IPOIB_RESYNC_REREG))
+			      BIT(IPOIB_RESYNC_REREG) | BIT(IPOIB_RESYNC_GID))
 
 void ipoib_queue_resync(struct ipoib_dev_priv *priv,
 			enum ipoib_resync_reason reason)
@@ -98,8 +99,17 @@ int ipoib_query_port(struct ipoib_dev_priv *priv)
 	if (ret)
 		return ret;
 	if (memcmp(&gid, &priv->local_gid, sizeof(gid)) &&
-	    !ipv6_addr_any((struct in6_addr *)priv->local_gid.raw))
-		netdev_warn(priv->dev, "port GID changed to %pI6\n", gid.raw);
+	    !ipv6_addr_any((struct in6_addr *)priv->local_gid.raw)) {
+		/*
+		 * The SM gave the subnet another prefix: our hardware address
+		 * changes with it. The carrier work publishes it and, with the
+		 * carrier, tells the peers; the resync rejoins and asks for
+		 * the paths again under the new source GID.
+		 */
+		netdev_info(priv->dev, "port GID changed %pI6 -> %pI6\n",
+			    priv->local_gid.raw, gid.raw);
+		ipoib_addr_changed(priv);
+	}
 	priv->local_gid = gid;
 	return 0;
 }
@@ -212,7 +222,8 @@ static void ipoib_resync_task(struct work_struct *work)
 	}
 
 	if (restart) {
-		ipoib_warn_ratelimited(priv, "restarting the UD QP\n");
+		ipoib_warn_ratelimited(priv, IPOIB_RL_QP_RESTART,
+				       "restarting the UD QP\n");
 		ipoib_ib_stop(priv);
 		if (ipoib_ib_start(priv))
 			netdev_err(priv->dev, "QP restart failed\n");
@@ -240,10 +251,23 @@ void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr)
 }
 
 /*
- * After ipoib_ib_recreate(): put the new QPN in dev_addr and tell the
- * stack, then, once the interface has its carrier again, the peers
- * (gratuitous ARP and unsolicited NA replace our old address in their
- * neighbour tables). Called with rtnl held by the carrier work.
+ * Our hardware address changes (a new QPN, a new port GID): the carrier
+ * work publishes it. Caller holds op_mutex.
+ */
+void ipoib_addr_changed(struct ipoib_dev_priv *priv)
+{
+	lockdep_assert_held(&priv->op_mutex);
+	WRITE_ONCE(priv->addr_changed_at, jiffies);
+	set_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags);
+}
+
+/*
+ * After ipoib_addr_changed(): put the new address in dev_addr and tell the
+ * stack, then, once the broadcast group is joined again (under the new QP
+ * or GID) with the carrier on, the peers (gratuitous ARP and unsolicited
+ * NA replace our old address in their neighbour tables; sent before the
+ * rejoin they could miss peers that are rejoining too). Called with rtnl
+ * held by the carrier work, which runs again when the join completes.
  */
 void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier)
 {
@@ -260,7 +284,9 @@ void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier)
 		dev_addr_set(dev, addr);
 		call_netdevice_notifiers(NETDEV_CHANGEADDR, dev);
 	}
-	if (carrier && test_and_clear_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags))
+	if (carrier &&
+	    ipoib_mcast_bcast_joined_since(priv, READ_ONCE(priv->addr_changed_at)) &&
+	    test_and_clear_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags))
 		__netdev_notify_peers(dev);
 }
 
@@ -369,7 +395,8 @@ static void ipoib_tx_timeout(struct net_device *dev, unsigned int txqueue)
 	struct ipoib_dev_priv *priv = netdev_priv(dev);
 
 	/* a fabric that stays stuck times out every watchdog period */
-	ipoib_warn_ratelimited(priv, "transmit timed out, %u sends outstanding\n",
+	ipoib_warn_ratelimited(priv, IPOIB_RL_TX_TIMEOUT,
+			       "transmit timed out, %u sends outstanding\n",
 			       READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail));
 	ipoib_queue_resync(priv, IPOIB_RESYNC_TX_TIMEOUT);
 }
@@ -397,11 +424,14 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 {
 	struct ipoib_dev_priv *priv = netdev_priv(dev);
 	u8 addr[INFINIBAND_ALEN];
-	int ret;
+	int ret, i;
 
 	priv->dev = dev;
 	priv->ca = ca;
 	priv->port = port;
+	for (i = 0; i < IPOIB_RL_NR; i++)
+		ratelimit_state_init(&priv->rl[i], DEFAULT_RATELIMIT_INTERVAL,
+				     DEFAULT_RATELIMIT_BURST);
 	INIT_LIST_HEAD(&priv->children);
 	mutex_init(&priv->op_mutex);
 	spin_lock_init(&priv->table_lock);

@@ -285,7 +285,8 @@ static void ipoib_mcast_join_failed(struct ipoib_dev_priv *priv,
 				    struct ipoib_mcast *mc, int status)
 {
 	if (status != -ENETRESET)
-		ipoib_warn_ratelimited(priv, "joining group %pI6 failed: %d\n",
+		ipoib_warn_ratelimited(priv, IPOIB_RL_JOIN,
+				       "joining group %pI6 failed: %d\n",
 				       mc->mgid.raw, status);
 	ipoib_mcast_leave(priv, mc);
 	if (status == -ENETRESET) {
@@ -349,13 +350,15 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 
 		if (mtu <= IPOIB_ENCAP_LEN || mlid < IPOIB_MLID_MIN ||
 		    mlid > IPOIB_MLID_MAX) {
-			ipoib_warn_ratelimited(priv, "bad broadcast group record: mtu %u mlid 0x%04x\n",
+			ipoib_warn_ratelimited(priv, IPOIB_RL_BCAST_REC,
+					       "bad broadcast group record: mtu %u mlid 0x%04x\n",
 					       rec->mtu, mlid);
 			ipoib_mcast_join_failed(priv, mc, -EINVAL);
 			return;
 		}
 		if (priv->qkey && qkey != priv->qkey)
-			ipoib_warn_ratelimited(priv, "broadcast group Q_Key changed 0x%08x -> 0x%08x\n",
+			ipoib_warn_ratelimited(priv, IPOIB_RL_BCAST_REC,
+					       "broadcast group Q_Key changed 0x%08x -> 0x%08x\n",
 					       priv->qkey, qkey);
 		priv->bcast_rec = *rec;
 		WRITE_ONCE(priv->mcast_mtu,
@@ -373,7 +376,8 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 		ret = ib_attach_mcast(priv->qp, &rec->mgid,
 				      be16_to_cpu(rec->mlid));
 		if (ret) {
-			ipoib_warn_ratelimited(priv, "cannot attach the QP to group %pI6: %d\n",
+			ipoib_warn_ratelimited(priv, IPOIB_RL_ATTACH,
+					       "cannot attach the QP to group %pI6: %d\n",
 					       rec->mgid.raw, ret);
 			ipoib_mcast_join_failed(priv, mc, ret);
 			return;
@@ -461,8 +465,18 @@ static void ipoib_mcast_sync_list(struct ipoib_dev_priv *priv)
 	for_each_mcast(mc, &priv->mcast_list, &priv->mcast_mutex)
 		mc->in_mc_list = false;
 	for (i = 0; i < n; i++) {
+		struct ib_sa_mcmember_rec rec;
+
 		mc = rhashtable_lookup_fast(&priv->mcasts, &gids[i],
 					    ipoib_mcast_params);
+		/*
+		 * umcast: a group that someone else on this port (user space,
+		 * through rdma_cm) already joined through the SA is theirs;
+		 * we neither join it nor leave it.
+		 */
+		if (READ_ONCE(priv->umcast) && (!mc || !mc->member) &&
+		    !ib_sa_get_mcmember_rec(priv->ca, priv->port, &gids[i], &rec))
+			continue;
 		if (!mc) {
 			mc = ipoib_mcast_alloc(priv, &gids[i], GFP_KERNEL);
 			if (mc)
@@ -701,6 +715,19 @@ void ipoib_mcast_stop(struct ipoib_dev_priv *priv)
 	clear_bit(IPOIB_FLAG_BCAST_READY, &priv->flags);
 	mutex_unlock(&priv->mcast_mutex);
 	ipoib_mcast_free_list(priv, &dead);
+}
+
+/* Is the broadcast group joined, by a join that completed after @t? */
+bool ipoib_mcast_bcast_joined_since(struct ipoib_dev_priv *priv,
+				    unsigned long t)
+{
+	bool joined;
+
+	mutex_lock(&priv->mcast_mutex);
+	joined = priv->bcast && priv->bcast->state == IPOIB_MCAST_JOINED &&
+		 !time_before(priv->bcast->joined_at, t);
+	mutex_unlock(&priv->mcast_mutex);
+	return joined;
 }
 
 /* Carrier and MTU follow the port and the broadcast group. */

@@ -266,7 +266,8 @@ static void ipoib_path_install(struct ipoib_path *path,
 	rdma_destroy_ah_attr(&attr);
 	if (IS_ERR(ah)) {
 		/* the HCA refused: unlike an SA answer, worth telling the admin */
-		ipoib_warn_ratelimited(priv, "cannot create an address handle for %pI6: %ld\n",
+		ipoib_warn_ratelimited(priv, IPOIB_RL_AH,
+				       "cannot create an address handle for %pI6: %ld\n",
 				       path->dgid.raw, PTR_ERR(ah));
 		ipoib_path_failed(path, PTR_ERR(ah), IPOIB_CTR_DROP_NO_AH);
 		return;

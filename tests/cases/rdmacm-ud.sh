@@ -167,6 +167,37 @@ check "on the child too" \
 check "a port nobody listens on: UNREACHABLE" \
 	refused a 192.0.2.2 7099 "UNREACHABLE status=1" 20000
 
+# --- umcast: a group that user space joined through the SA is left to it.
+# rdmacm_test joins in the IPoIB port space, which uses IPoIB's MGID for a
+# group, as a user-space joiner through rdma_cm does. With umcast off the
+# driver joins such a group for the stack as well (positive control); with
+# umcast on it does not, as the in-tree driver does. ---
+mcg_has() {	# mcg_has IFNAME MGID: the driver's group table lists MGID
+	awk -v m="$2" '$1 == "GID:" && $2 == m { f = 1 } END { exit !f }' \
+		"/sys/kernel/debug/ipoib/$1_mcg"
+}
+no_mcg() { ! mcg_has "$@"; }
+umcast() { in_host a sh -c "echo $1 >/sys/class/net/ib0/umcast"; }
+check "umcast 0 on ib0" umcast 0
+check "rdma_cm joins 239.5.5.6 from ib0" rt a mjoin 239.5.5.6 192.0.2.1
+check "the join completed (MULTICAST_JOIN)" sh -c "grep -q '^event=MULTICAST_JOIN status=0 ' $RT/result"
+check "the stack joins 239.5.5.6 on ib0 too" in_host a ip addr add 239.5.5.6/32 dev ib0 autojoin
+check_wait "umcast 0: the driver joined 239.5.5.6 as well" 20 mcg_has ib0 ff12:401b:ffff:0:0:0:f05:506
+check "umcast 1 on ib0" umcast 1
+check "rdma_cm joins 239.5.5.5 from ib0" rt a mjoin 239.5.5.5 192.0.2.1
+check "the join completed (MULTICAST_JOIN)" sh -c "grep -q '^event=MULTICAST_JOIN status=0 ' $RT/result"
+check "the stack joins 239.5.5.5 and 239.5.5.7 on ib0" sh -c \
+	'/usr/sbin/ip -n a addr add 239.5.5.5/32 dev ib0 autojoin &&
+	 /usr/sbin/ip -n a addr add 239.5.5.7/32 dev ib0 autojoin'
+check_wait "umcast 1: the driver joined 239.5.5.7, which nobody else had" 20 \
+	mcg_has ib0 ff12:401b:ffff:0:0:0:f05:507
+check "umcast 1: the driver left 239.5.5.5 to rdma_cm" no_mcg ib0 ff12:401b:ffff:0:0:0:f05:505
+check "umcast 0 on ib0 again" umcast 0
+check "release the joined ids (they leave)" rt a release
+in_host a ip addr del 239.5.5.5/32 dev ib0
+in_host a ip addr del 239.5.5.6/32 dev ib0
+in_host a ip addr del 239.5.5.7/32 dev ib0
+
 # --- interfaces deleted while ids are bound to them ---
 check "hold an id resolved through ib0.8001 -> ib1.8001" rt a hold 198.51.100.2 7004
 check "deleting ib1.8001 with a listener bound to it returns" \

@@ -159,5 +159,28 @@ sa_try "sa_busy" sa_busy 1 "$JOIN_FAILED"
 sa_try "sa_bad mlid (out of range)" sa_bad mlid 'bad broadcast group record: mtu [0-9]+ mlid 0xffff'
 sa_try "sa_bad mtu0" sa_bad mtu0 'bad broadcast group record: mtu 0 '
 sa_try "sa_bad qkey (wrong Q_Key)" sa_bad qkey 'broadcast group Q_Key changed 0x[0-9a-f]+ -> 0x'
+# --- the log budget is per interface (and per message): with the SA
+# refusing, ib0 fails 15 joins at once and uses up its 10 lines; ib1's one
+# failure right after, in the same 5 s, is still logged ---
+since_mark() { dmesg | sed -n "/$_T_MARK/,\$p"; }
+joinfail_lines() { since_mark | grep -c "$1: joining group"; }
+dmesg_mark budget
+echo 0x0200 >"$SA/sa_status"
+for i in $(seq 1 15); do
+	in_host a ip addr add 239.3.0.$i/32 dev ib0 autojoin
+done
+check_wait "ib0: 15 joins refused, 10 lines logged" 10 sh -c \
+	"[ \$(dmesg | sed -n '/$_T_MARK/,\$p' | grep -c 'ib0: joining group') -ge 10 ]"
+in_host b ip addr add 239.3.1.1/32 dev ib1 autojoin
+check_wait "ib1: its refused join is logged as well" 10 sh -c \
+	"dmesg | sed -n '/$_T_MARK/,\$p' | grep -q 'ib1: joining group ff12:401b:ffff:0000:0000:0000:0f03:0101 failed'"
+check "ib0 kept to its budget ($(joinfail_lines ib0) lines)" test "$(joinfail_lines ib0)" -le 10
+echo 0 >"$SA/sa_status"
+for i in $(seq 1 15); do
+	in_host a ip addr del 239.3.0.$i/32 dev ib0
+done
+in_host b ip addr del 239.3.1.1/32 dev ib1
+check_wait "the SA fixed: a -> c works" 30 pings a 192.0.2.3
+
 cat "$SA/sa_counters"
 check "unload everything" unload_all

@@ -17,6 +17,11 @@
  *                                    and wait; the outcome goes to "result"
  *              hold ADDR PORT        resolve address and route and keep the
  *                                    id (bound to the device) until "release"
+ *              mjoin GROUP ADDR      an id in the IPoIB port space bound to
+ *                                    ADDR joins multicast GROUP through the
+ *                                    SA (the MGID IPoIB uses for GROUP, as
+ *                                    a user-space joiner's) and is held
+ *                                    until "release", which leaves
  *              release               destroy every held id
  *   result   the last connect/hold: "event=NAME status=N step=S ms=N" and,
  *            once established, "qpn=0x... qkey=0x..."
@@ -92,6 +97,8 @@ static const char *const rt_event_names[] = {
 	[RDMA_CM_EVENT_UNREACHABLE]	= "UNREACHABLE",
 	[RDMA_CM_EVENT_REJECTED]	= "REJECTED",
 	[RDMA_CM_EVENT_ESTABLISHED]	= "ESTABLISHED",
+	[RDMA_CM_EVENT_MULTICAST_JOIN]	= "MULTICAST_JOIN",
+	[RDMA_CM_EVENT_MULTICAST_ERROR]	= "MULTICAST_ERROR",
 };
 
 static const char *rt_event_name(enum rdma_cm_event_type ev)
@@ -288,6 +295,8 @@ static int rt_client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_MULTICAST_JOIN:
+	case RDMA_CM_EVENT_MULTICAST_ERROR:
 		spin_lock(&cl->lock);
 		cl->event = ev->event;
 		cl->status = ev->status;
@@ -405,6 +414,58 @@ out_destroy:
 	return 0;
 }
 
+/* mjoin: the outcome goes to rt_result; a joined id is held. */
+static int rt_mjoin(const char *group, const char *addr)
+{
+	struct sockaddr_storage src, grp;
+	unsigned long start = jiffies;
+	struct rt_client *cl;
+	int ret, ev;
+
+	ret = rt_addr(addr, "0", &src);
+	if (!ret)
+		ret = rt_addr(group, "0", &grp);
+	if (ret)
+		return ret;
+	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
+	if (!cl)
+		return -ENOMEM;
+	init_completion(&cl->done);
+	spin_lock_init(&cl->lock);
+	cl->id = rdma_create_id(current->nsproxy->net_ns, rt_client_handler,
+				cl, RDMA_PS_IPOIB, IB_QPT_UD);
+	if (IS_ERR(cl->id)) {
+		ret = PTR_ERR(cl->id);
+		kfree(cl);
+		return ret;
+	}
+	ret = rdma_bind_addr(cl->id, (struct sockaddr *)&src);
+	if (!ret)
+		ret = rdma_join_multicast(cl->id, (struct sockaddr *)&grp,
+					  BIT(FULLMEMBER_JOIN), cl);
+	if (ret) {
+		snprintf(rt_result, sizeof(rt_result),
+			 "event=CALL_FAILED status=%d step=mjoin ms=%u\n", ret,
+			 jiffies_to_msecs(jiffies - start));
+		goto out_destroy;
+	}
+	ev = rt_client_wait(cl, timeout_ms + 5000);
+	spin_lock(&cl->lock);
+	snprintf(rt_result, sizeof(rt_result),
+		 "event=%s status=%d step=mjoin ms=%u\n",
+		 ev < 0 ? "NONE" : rt_event_name(cl->event), cl->status,
+		 jiffies_to_msecs(jiffies - start));
+	spin_unlock(&cl->lock);
+	if (ev == RDMA_CM_EVENT_MULTICAST_JOIN) {
+		list_add_tail(&cl->list, &rt_held);
+		return 0;
+	}
+out_destroy:
+	rdma_destroy_id(cl->id);
+	kfree(cl);
+	return 0;
+}
+
 static void rt_release(void)
 {
 	struct rt_client *cl, *tmp;
@@ -447,6 +508,8 @@ static ssize_t rt_ctl_write(struct file *file, const char __user *ubuf,
 		ret = rt_connect(argv[1], argv[2], false);
 	} else if (!strcmp(argv[0], "hold") && argc == 3) {
 		ret = rt_connect(argv[1], argv[2], true);
+	} else if (!strcmp(argv[0], "mjoin") && argc == 3) {
+		ret = rt_mjoin(argv[1], argv[2]);
 	} else if (!strcmp(argv[0], "release") && argc == 1) {
 		rt_release();
 		ret = 0;
