@@ -85,6 +85,9 @@ struct ipoib_encap {
 	__be16 reserved;
 };
 
+/* Unicast LIDs are 0x0001-0xbfff; 0xc000 and up are multicast. */
+#define IPOIB_LID_UNICAST_END	0xc000
+
 /* Why the resync work runs: one bit per reason, see ipoib_main.c. */
 enum ipoib_resync_reason {
 	IPOIB_RESYNC_PORT,	/* port went up or down */
@@ -139,6 +142,7 @@ enum ipoib_counter {
 	IPOIB_CTR_DROP_SA_FAILURE,	/* waited for a PathRecord or join that failed */
 	IPOIB_CTR_DROP_NO_AH,		/* no address handle could be made */
 	IPOIB_CTR_DROP_MCAST_QUEUE_FULL,/* group still joining, queue full */
+	IPOIB_CTR_PATH_LID_MOVED,	/* a peer's SLID was not our DLID: re-query */
 	IPOIB_CTR_NR,
 };
 
@@ -220,6 +224,7 @@ struct ipoib_path {
 	unsigned int backoff_ms;
 	unsigned long retry_at;		/* jiffies: no query before this */
 	unsigned int queries;		/* SA queries sent, for debugfs */
+	u32 moved_slid;			/* SLID that last made us re-query */
 };
 
 /* Hash key of a neighbour: QPN (flags byte cleared) and GID. */
@@ -350,6 +355,10 @@ struct ipoib_dev_priv {
 	struct list_head path_list;
 	struct delayed_work gc_work;
 	wait_queue_head_t path_wait;	/* path->querying became false */
+	unsigned long *known_lids;	/* DLIDs of our paths (bitmap, atomic) */
+	atomic64_t lid_pending;		/* QPN << 16 | SLID for lid_work, or 0 */
+	unsigned long lid_scan_next;	/* jiffies: no lid_work before this */
+	struct work_struct lid_work;	/* a sender from an unknown LID */
 
 	/* multicast */
 	struct mutex mcast_mutex;	/* mcast_list and group join state */
@@ -489,6 +498,9 @@ struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
 					    const union ib_gid *dgid);
 void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn);
 void ipoib_path_refresh_all(struct ipoib_dev_priv *priv);
+void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
+			   const union ib_gid *gid, u32 slid);
+void ipoib_path_note_slid(struct ipoib_dev_priv *priv, u32 qpn, u32 slid);
 void ipoib_path_gc(struct ipoib_dev_priv *priv);
 void ipoib_path_flush(struct ipoib_dev_priv *priv);
 

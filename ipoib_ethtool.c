@@ -43,6 +43,7 @@ static const char ipoib_stat_names[][ETH_GSTRING_LEN] = {
 	"tx_drop_sa_failure",
 	"tx_drop_no_ah",
 	"tx_drop_mcast_queue_full",
+	"path_lid_moved",
 };
 
 static int ipoib_get_sset_count(struct net_device *dev, int sset)
@@ -92,7 +93,8 @@ static void ipoib_get_ethtool_stats(struct net_device *dev,
 	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_DROP_SA_FAILURE]);
 	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_DROP_NO_AH]);
 	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_DROP_MCAST_QUEUE_FULL]);
-	BUILD_BUG_ON(ARRAY_SIZE(ipoib_stat_names) != 17);
+	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_PATH_LID_MOVED]);
+	BUILD_BUG_ON(ARRAY_SIZE(ipoib_stat_names) != 18);
 }
 
 /* Mb/s of one lane at the port's active speed; 0 if unknown. */

@@ -8,7 +8,9 @@
 
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
+#include <linux/ipv6.h>
 #include <net/gro.h>
+#include <net/ndisc.h>
 #include "ipoib.h"
 
 /*
@@ -127,10 +129,81 @@ static bool ipoib_is_bcast_gid(struct ipoib_dev_priv *priv, const u8 *gid)
 }
 
 /* Hand one received frame to the stack; the caller has unmapped it. */
+/*
+ * The sender's GID from an IPv6 neighbour solicitation (source link-layer
+ * address option) or advertisement (target link-layer address option).
+ */
+static const union ib_gid *ipoib_rx_nd_sender(struct sk_buff *skb,
+					      union ib_gid *buf)
+{
+	unsigned int off = sizeof(struct ipv6hdr);
+	const struct ipv6hdr *ip6;
+	struct ipv6hdr ip6_buf;
+	u8 type, want, opt[2];
+	const u8 *p;
+
+	ip6 = skb_header_pointer(skb, 0, sizeof(ip6_buf), &ip6_buf);
+	if (!ip6 || ip6->nexthdr != IPPROTO_ICMPV6)
+		return NULL;
+	p = skb_header_pointer(skb, off, 1, &type);
+	if (!p)
+		return NULL;
+	if (*p == NDISC_NEIGHBOUR_SOLICITATION)
+		want = ND_OPT_SOURCE_LL_ADDR;
+	else if (*p == NDISC_NEIGHBOUR_ADVERTISEMENT)
+		want = ND_OPT_TARGET_LL_ADDR;
+	else
+		return NULL;
+	/* ICMPv6 header (8 bytes) and the target address, then options */
+	for (off += 8 + sizeof(struct in6_addr); ; off += opt[1] * 8) {
+		p = skb_header_pointer(skb, off, sizeof(opt), opt);
+		if (!p || !opt[1])
+			return NULL;
+		if (opt[0] == want && opt[1] * 8 >= 2 + INFINIBAND_ALEN)
+			return skb_header_pointer(skb, off + 2 + 4, sizeof(*buf),
+						  buf);
+	}
+}
+
+/*
+ * Who sent this frame, for ipoib_path_check_slid(): the source GID of its
+ * GRH (every multicast frame has one) if from our subnet, else the sender's
+ * hardware address in an ARP packet or an IPv6 neighbour message.
+ */
+static void ipoib_rx_check_sender(struct ipoib_dev_priv *priv,
+				  struct sk_buff *skb,
+				  const union ib_gid *sgid,
+				  const struct ib_wc *wc)
+{
+	const union ib_gid *gid = NULL;
+	const struct arphdr *arp;
+	struct arphdr arp_buf;
+	union ib_gid buf;
+
+	if (sgid) {
+		if (sgid->global.subnet_prefix ==
+		    priv->local_gid.global.subnet_prefix)
+			gid = sgid;
+	} else if (skb->protocol == htons(ETH_P_ARP)) {
+		arp = skb_header_pointer(skb, 0, sizeof(arp_buf), &arp_buf);
+		if (arp && arp->ar_hrd == htons(ARPHRD_INFINIBAND) &&
+		    arp->ar_hln == INFINIBAND_ALEN)
+			gid = skb_header_pointer(skb, sizeof(*arp) + 4,
+						 sizeof(buf), &buf);
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
+		gid = ipoib_rx_nd_sender(skb, &buf);
+	}
+	if (gid)
+		ipoib_path_check_slid(priv, gid, wc->slid);
+	else if (!sgid)
+		ipoib_path_note_slid(priv, wc->src_qp, wc->slid);
+}
+
 static void ipoib_rx_deliver(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 			     const struct ib_wc *wc)
 {
 	struct net_device *dev = priv->dev;
+	union ib_gid sgid, *sender = NULL;
 	const struct ib_grh *grh;
 	struct ipoib_encap *encap;
 	unsigned int len = wc->byte_len;
@@ -138,9 +211,14 @@ static void ipoib_rx_deliver(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	skb_put(skb, len);
 	grh = (const struct ib_grh *)skb->data;
 	skb->pkt_type = PACKET_HOST;
-	if (wc->wc_flags & IB_WC_GRH && grh->dgid.raw[0] == 0xff)
-		skb->pkt_type = ipoib_is_bcast_gid(priv, grh->dgid.raw) ?
-				PACKET_BROADCAST : PACKET_MULTICAST;
+	if (wc->wc_flags & IB_WC_GRH) {
+		if (grh->dgid.raw[0] == 0xff)
+			skb->pkt_type = ipoib_is_bcast_gid(priv, grh->dgid.raw) ?
+					PACKET_BROADCAST : PACKET_MULTICAST;
+		/* the pseudo header pushed below overwrites the GRH */
+		sgid = grh->sgid;
+		sender = &sgid;
+	}
 	skb_pull(skb, sizeof(struct ib_grh));
 
 	encap = (struct ipoib_encap *)skb->data;
@@ -152,6 +230,7 @@ static void ipoib_rx_deliver(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	skb_reset_network_header(skb);
 	skb->dev = dev;
 	skb_record_rx_queue(skb, 0);
+	ipoib_rx_check_sender(priv, skb, sender, wc);
 
 	u64_stats_update_begin(&priv->rx_stats.syncp);
 	u64_stats_inc(&priv->rx_stats.packets);

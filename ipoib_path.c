@@ -255,6 +255,7 @@ static void ipoib_path_install(struct ipoib_path *path,
 	struct sk_buff_head flush;
 	struct ipoib_ah *ah, *old;
 	struct sk_buff *skb;
+	u32 dlid;
 	int ret;
 
 	ret = ib_init_ah_attr_from_path(priv->ca, priv->port, rec, &attr, NULL);
@@ -274,6 +275,9 @@ static void ipoib_path_install(struct ipoib_path *path,
 	}
 
 	__skb_queue_head_init(&flush);
+	dlid = be32_to_cpu(sa_path_get_dlid(rec));
+	if (dlid < IPOIB_LID_UNICAST_END)
+		set_bit(dlid, priv->known_lids);
 	spin_lock_bh(&path->lock);
 	old = rcu_replace_pointer(path->ah, ah, lockdep_is_held(&path->lock));
 	path->rec = *rec;
@@ -384,6 +388,74 @@ void ipoib_path_refresh_all(struct ipoib_dev_priv *priv)
 	spin_unlock_bh(&priv->table_lock);
 }
 
+/*
+ * A peer's LID changed and nobody told us: a real SM reregisters only the
+ * port it moved, so our path keeps the old DLID and our packets to the
+ * peer go nowhere while its packets still reach us. @slid came from @gid
+ * (ARP and ND carry the sender's address, multicast its GRH): if it is not
+ * the DLID of our path to @gid, ask the SA again, keeping the current AH
+ * meanwhile. Once per SLID: a peer with LMC > 0 may send from a LID that
+ * is not the one the SA gives us, and must not make us query forever.
+ * Called from NAPI.
+ */
+void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
+			   const union ib_gid *gid, u32 slid)
+{
+	struct ipoib_path *path;
+
+	rcu_read_lock();
+	path = rhashtable_lookup(&priv->paths, gid, ipoib_path_params);
+	if (path) {
+		spin_lock(&path->lock);
+		if (!path->dead && path->state == IPOIB_PATH_RESOLVED &&
+		    !path->querying && slid != path->moved_slid &&
+		    slid != be32_to_cpu(sa_path_get_dlid(&path->rec))) {
+			path->moved_slid = slid;
+			path->want_query = true;
+			path->backoff_ms = 0;
+			path->retry_at = jiffies;
+			mod_delayed_work(priv->wq, &path->work, 0);
+			atomic_long_inc(&priv->counters[IPOIB_CTR_PATH_LID_MOVED]);
+		}
+		spin_unlock(&path->lock);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * Any unicast frame: its SLID should be the DLID of one of our paths. A
+ * frame from a LID we have no path to is a new peer, or one whose LID
+ * moved: lid_work looks for the neighbours with the sender's QPN and checks
+ * their paths. At most one look every 100 ms. Called from NAPI.
+ */
+void ipoib_path_note_slid(struct ipoib_dev_priv *priv, u32 qpn, u32 slid)
+{
+	if (slid >= IPOIB_LID_UNICAST_END || test_bit(slid, priv->known_lids) ||
+	    time_before(jiffies, READ_ONCE(priv->lid_scan_next)))
+		return;
+	WRITE_ONCE(priv->lid_scan_next, jiffies + HZ / 10);
+	atomic64_set(&priv->lid_pending, (u64)qpn << 16 | slid);
+	queue_work(priv->wq, &priv->lid_work);
+}
+
+static void ipoib_path_lid_work(struct work_struct *work)
+{
+	struct ipoib_dev_priv *priv = container_of(work, struct ipoib_dev_priv,
+						   lid_work);
+	u64 v = atomic64_xchg(&priv->lid_pending, 0);
+	u32 qpn = (v >> 16) & IB_QPN_MASK, slid = v & 0xffff;
+	struct ipoib_neigh *neigh;
+
+	if (!v)
+		return;
+	spin_lock_bh(&priv->table_lock);
+	list_for_each_entry(neigh, &priv->neigh_list, list)
+		if ((be32_to_cpu(neigh->key.qpn) & IB_QPN_MASK) == qpn &&
+		    neigh->path)
+			ipoib_path_check_slid(priv, &neigh->key.gid, slid);
+	spin_unlock_bh(&priv->table_lock);
+}
+
 static void ipoib_path_unlink(struct ipoib_dev_priv *priv,
 			      struct ipoib_path *path, struct list_head *dead)
 {
@@ -486,17 +558,31 @@ void ipoib_path_flush(struct ipoib_dev_priv *priv)
 		ipoib_path_unlink(priv, path, &dead);
 	spin_unlock_bh(&priv->table_lock);
 	ipoib_path_free_list(priv, &dead);
+	/* a bit lost to a racing set_bit() only costs one lid_work look */
+	bitmap_zero(priv->known_lids, IPOIB_LID_UNICAST_END);
 }
 
 int ipoib_path_init(struct ipoib_dev_priv *priv)
 {
+	int ret;
+
 	INIT_LIST_HEAD(&priv->path_list);
 	init_waitqueue_head(&priv->path_wait);
-	return rhashtable_init(&priv->paths, &ipoib_path_params);
+	INIT_WORK(&priv->lid_work, ipoib_path_lid_work);
+	priv->known_lids = bitmap_zalloc(IPOIB_LID_UNICAST_END, GFP_KERNEL);
+	if (!priv->known_lids)
+		return -ENOMEM;
+	ret = rhashtable_init(&priv->paths, &ipoib_path_params);
+	if (ret)
+		bitmap_free(priv->known_lids);
+	return ret;
 }
 
+/* After the QP is gone: no frame can queue lid_work any more. */
 void ipoib_path_cleanup(struct ipoib_dev_priv *priv)
 {
+	cancel_work_sync(&priv->lid_work);
 	ipoib_path_flush(priv);
 	rhashtable_destroy(&priv->paths);
+	bitmap_free(priv->known_lids);
 }

@@ -78,11 +78,29 @@ check_wait "ping a -> b after SM restart" 30 pings a 10.9.0.2
 check_wait "ping6 a -> b after SM restart" 30 pings6 a fd00:9::2
 check "carrier stayed on ib0" _t_has_carrier a ib0
 
-# --- LID change (LID_CHANGE + CLIENT_REREGISTER): peers' paths refresh ---
+# --- LID change: the SM tells b's port only (LID_CHANGE), as a real SM
+# does. a's path to b keeps the old DLID, so a's pings go nowhere until
+# a's neighbour entry for b times out (here flushed at once) and a asks by
+# ARP: b's answer comes from LID 0x20, and ours asks the SA for the path
+# again (ethtool -S path_lid_moved). The stock driver never does: its path to b stays on the
+# old LID (a finding, Documentation/testing.rst), so for it the case
+# reregisters a's port, as its administrator would have to. ---
 m0=$(sa_counter mcm_set)
 p0=$(sa_counter path_get)
+moved() { in_host a ethtool -S ib0 | awk '$1 == "path_lid_moved:" { print $2 }'; }
+moved0=$(moved)
 echo 0x20 >"$(sib sib1 lid)"
-check_wait "ping a -> b after b's LID changed to 0x20" 30 pings a 10.9.0.2
+in_host a ip neigh flush dev ib0
+if [ "$IPOIB_DRIVER" = stock ]; then
+	skip "ping a -> b after b's LID changed to 0x20, nobody else told" \
+		"stock finding: the stock driver keeps its path on the old LID"
+	echo 1 >"$(sib sib0 rereg)"
+	check_wait "ping a -> b after a reregister of a's port" 30 pings a 10.9.0.2
+else
+	check_wait "ping a -> b after b's LID changed to 0x20, nobody else told" 40 pings a 10.9.0.2
+	check "a noticed b's frames from an unknown LID (path_lid_moved $moved0 -> $(moved))" \
+		test "$(moved)" -gt "$moved0"
+fi
 check_wait "ping b -> a after the LID change" 30 pings b 10.9.0.1
 check_wait "LID change: the SA got joins again (mcm_set > $m0)" 30 sa_above mcm_set "$m0"
 check_wait "LID change: ib1 is in the broadcast group" 30 sa_member $BCAST "$GID1" 0x1

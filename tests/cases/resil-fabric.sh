@@ -54,8 +54,12 @@ check_wait "ping a -> b" 40 pings a 192.0.2.2 || exit 0
 slow=1
 case $KVER in *debug*) slow=3 ;; esac
 
-# --- LID change + reregister ---
+# --- LID change: the SM tells b's port only; b keeps sending to a (a
+# slow ping), and a learns b's new LID from those frames (the SLID is no
+# DLID of a's paths) ---
 lid_limit=$((5 * slow))
+in_host b ping -q -i 0.5 192.0.2.1 >/dev/null 2>&1 &
+bping=$!
 echo 0x20 >"$(sib sib1 lid)"
 t0=$(_t_now_ds)
 if wait_for $lid_limit pings a 192.0.2.2; then
@@ -65,6 +69,8 @@ else
 fi
 check_wait "LID change: a's path to b has DLID 0x0020" $lid_limit \
 	grep -q 'DLID: *0x0020' /sys/kernel/debug/ipoib/ib0_path
+kill $bping 2>/dev/null
+wait $bping 2>/dev/null
 
 # --- P_Key change at index 0 (SM's port first, so the SA stays reachable) ---
 dmesg_mark pkey

@@ -110,15 +110,16 @@ void softib_dev_set_lid(struct softib_dev *sdev, u16 lid)
 	WRITE_ONCE(sdev->lid, lid);
 	mutex_unlock(&sdev->cfg_lock);
 
+	/*
+	 * The SM sets the new LID in this port's PortInfo and tells nobody
+	 * else, as OpenSM does: the other ports keep their paths to the old
+	 * LID until they learn better (from the port's own traffic, or a
+	 * PathRecord query for another reason).
+	 */
 	softib_dispatch_port_event(sdev, IB_EVENT_LID_CHANGE);
-	/* The SM moves with its port, as the SM's own LID changed. */
+	/* The SM moves with its port: every port's SM LID changes. */
 	if (was_sm)
 		softib_set_sm_lid(lid);
-	/*
-	 * The SM asks clients to reregister after it moved a LID: every port,
-	 * since any of them may hold a path to the old LID.
-	 */
-	softib_dispatch_all(IB_EVENT_CLIENT_REREGISTER);
 }
 
 void softib_dev_rereg(struct softib_dev *sdev)
