@@ -467,13 +467,15 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 # Shared boots: the one-VM cases whose header says "# boot: shared" (and
 # that have no vm-hook) are booted together, those of one driver and SM mode
 # in one VM, one after the other, up to SHARE_TMO seconds of their summed
-# timeouts a boot (default 2400; SHARE_TMO=0 boots every case alone). The
+# timeouts a boot (default 2400, 1500 on the debug kernel, where cases take
+# 5-10 times longer and fewer, shorter boots balance the two VM slots
+# better; SHARE_TMO=0 boots every case alone). The
 # guest's /init resets the VM between them (tests/vm/guest/init): each case
 # starts with no test process, no netns and no IB module loaded, and has its
 # own kernel check. A boot costs 6 s (stock) to 60 s (debug kernel) before
 # /init starts.
 : "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
-: "${SHARE_TMO:=2400}"
+: "${SHARE_TMO:=$([ "$KERNEL" = debug ] && echo 1500 || echo 2400)}"
 [ "$JOBS" -gt 1 ] && export VM_SMP=${VM_SMP:-1}
 job_f=() job_d=() job_m=() job_w=() job_t=()
 declare -A share_f=() share_t=()
