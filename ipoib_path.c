@@ -445,15 +445,26 @@ static void ipoib_path_lid_work(struct work_struct *work)
 	u64 v = atomic64_xchg(&priv->lid_pending, 0);
 	u32 qpn = (v >> 16) & IB_QPN_MASK, slid = v & 0xffff;
 	struct ipoib_neigh *neigh;
+	bool found = false;
 
 	if (!v)
 		return;
 	spin_lock_bh(&priv->table_lock);
-	list_for_each_entry(neigh, &priv->neigh_list, list)
-		if ((be32_to_cpu(neigh->key.qpn) & IB_QPN_MASK) == qpn &&
-		    neigh->path)
-			ipoib_path_check_slid(priv, &neigh->key.gid, slid);
+	list_for_each_entry(neigh, &priv->neigh_list, list) {
+		if ((be32_to_cpu(neigh->key.qpn) & IB_QPN_MASK) != qpn ||
+		    !neigh->path)
+			continue;
+		ipoib_path_check_slid(priv, &neigh->key.gid, slid);
+		found = true;
+	}
 	spin_unlock_bh(&priv->table_lock);
+	/*
+	 * Its paths are asking again (or had it as an alias): no need to look
+	 * at this SLID again. A sender we have no neighbour for yet is looked
+	 * at again when it sends later.
+	 */
+	if (found)
+		set_bit(slid, priv->known_lids);
 }
 
 static void ipoib_path_unlink(struct ipoib_dev_priv *priv,
