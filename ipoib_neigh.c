@@ -13,6 +13,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <rdma/ib_cache.h>
 #include "ipoib.h"
 
 #define IPOIB_NEIGH_IDLE	(120 * HZ)
@@ -146,6 +147,7 @@ void ipoib_neigh_gc(struct work_struct *work)
 						   struct ipoib_dev_priv,
 						   gc_work);
 	struct ipoib_neigh *neigh, *tmp;
+	union ib_gid gid;
 
 	spin_lock_bh(&priv->table_lock);
 	list_for_each_entry_safe(neigh, tmp, &priv->neigh_list, list) {
@@ -156,6 +158,17 @@ void ipoib_neigh_gc(struct work_struct *work)
 	spin_unlock_bh(&priv->table_lock);
 
 	ipoib_path_gc(priv);
+
+	/*
+	 * The IB core keeps an IB port's GID_CHANGE to itself: its cache
+	 * takes the event and tells no client (cache.c, 6.1 and 6.12; only
+	 * RoCE GID table changes reach clients). So look at GID 0 here too:
+	 * a new subnet prefix is noticed within IPOIB_GC_INTERVAL. An unlocked
+	 * look: the resync compares again under op_mutex.
+	 */
+	if (!rdma_query_gid(priv->ca, priv->port, 0, &gid) &&
+	    memcmp(&gid, &priv->local_gid, sizeof(gid)))
+		ipoib_queue_resync(priv, IPOIB_RESYNC_GID);
 
 	if (test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags))
 		queue_delayed_work(priv->wq, &priv->gc_work, IPOIB_GC_INTERVAL);

@@ -132,29 +132,47 @@ check_wait "ping a -> b after a P_Key table change" 30 pings a 10.9.0.2
 refresh "P_Key table change"
 echo "1 0" >"$(sib sib0 pkeys)"
 
-# --- the SM gives the subnet another GID prefix (GID_CHANGE on every port):
-# the interfaces' hardware addresses follow GID 0, their memberships are
-# made again under the new GIDs, and the peers learn the new addresses ---
+# --- the SM gives the subnet another GID prefix: GID 0 of every port
+# changes. The IB core's cache takes softib's GID_CHANGE and tells no client
+# (as with a ConnectX port); ours notices within its 10 s GC look. The
+# interfaces' hardware addresses follow GID 0, their memberships are made
+# again under the new GIDs, and the peers learn the new addresses from the
+# gratuitous ARP and unsolicited NA sent once the broadcast group is joined
+# again. The stock driver notices only at its next flush (a stock finding,
+# Documentation/testing.rst): for it the case reregisters both ports. ---
 hwaddr() { in_host "$1" cat "/sys/class/net/$2/address"; }
-hw_prefix() { hwaddr "$1" "$2" | grep -q '^..:..:..:..:fe:c0:00:00:00:00:00:00:'; }
+hw_prefix() { hwaddr "$1" "$2" | grep -q "^..:..:..:..:$3:00:00:00:00:00:00:"; }
+reregister_stock() {
+	[ "$IPOIB_DRIVER" = stock ] || return 0
+	echo 1 >"$(sib sib0 rereg)"
+	echo 1 >"$(sib sib1 rereg)"
+}
 echo 0xfec0000000000000 >"$SA/gid_prefix"
 check_wait "prefix fec0::/64: GID 0 of sib0 and sib1 changed" 10 sh -c '
 	grep -q "^fec0:0000:0000:0000:" /sys/class/infiniband/sib0/ports/1/gids/0 &&
 	grep -q "^fec0:0000:0000:0000:" /sys/class/infiniband/sib1/ports/1/gids/0'
 NGID0=$(gid_of sib0)
 NGID1=$(gid_of sib1)
-check_wait "prefix fec0::/64: ib0's hardware address carries it ($(hwaddr a ib0))" 20 hw_prefix a ib0
-check_wait "prefix fec0::/64: ib1's hardware address carries it" 20 hw_prefix b ib1
+[ "$IPOIB_DRIVER" = stock ] && skip "prefix fec0::/64: noticed without another event" \
+	"stock finding: the stock driver looks at GID 0 only when it flushes"
+reregister_stock
+check_wait "prefix fec0::/64: ib0's hardware address carries it" 30 hw_prefix a ib0 fe:c0
+check_wait "prefix fec0::/64: ib1's hardware address carries it" 30 hw_prefix b ib1 fe:c0
 check_wait "prefix fec0::/64: ib0 is in the broadcast group under $NGID0" 30 sa_member $BCAST "$NGID0" 0x1
 check_wait "prefix fec0::/64: ib1 is in the broadcast group under $NGID1" 30 sa_member $BCAST "$NGID1" 0x1
-check_wait "prefix fec0::/64: ping a -> b" 30 pings a 10.9.0.2
-check_wait "prefix fec0::/64: ping b -> a" 30 pings b 10.9.0.1
-check_wait "prefix fec0::/64: b's neighbour entry for a has a's new address" 20 sh -c \
-	"/usr/sbin/ip -n b neigh show 10.9.0.1 | grep -q '$(hwaddr a ib0)'"
+if [ "$IPOIB_DRIVER" = stock ]; then
+	skip "prefix fec0::/64: b's neighbour entry for a has a's new address" \
+		"stock finding: the stock driver does not tell its peers"
+else
+	check_wait "prefix fec0::/64: b's neighbour entry for a has a's new address" 30 sh -c \
+		"/usr/sbin/ip -n b neigh show 10.9.0.1 | grep -q '$(hwaddr a ib0)'"
+	check_wait "prefix fec0::/64: ping a -> b" 30 pings a 10.9.0.2
+	check_wait "prefix fec0::/64: ping b -> a" 30 pings b 10.9.0.1
+fi
 refresh "prefix fec0::/64"
 echo 0xfe80000000000000 >"$SA/gid_prefix"
-check_wait "prefix back to fe80::/64: ib0's hardware address follows" 20 sh -c \
-	"/usr/sbin/ip netns exec a cat /sys/class/net/ib0/address | grep -q '^..:..:..:..:fe:80:00:00:00:00:00:00:'"
+reregister_stock
+check_wait "prefix back to fe80::/64: ib0's hardware address follows" 30 hw_prefix a ib0 fe:80
 refresh "prefix back to fe80::/64"
 
 check "unload everything" unload_all
