@@ -5,7 +5,6 @@
 # vms: 1
 # boot: shared
 # timeout: 420
-# tier: debug
 # env: STRESS_S STRESS_SEED
 #
 # The race tier: seeded random interleavings of control operations against
