@@ -385,6 +385,8 @@ struct ipoib_dev_priv {
 	struct list_head child_list;	/* in parent->children, rtnl */
 	bool umcast;			/* READ_ONCE/WRITE_ONCE, no lock */
 	unsigned long addr_changed_at;	/* jiffies, ipoib_addr_changed() */
+	unsigned int notify_left;	/* repeats of NOTIFY_PEERS to send, rtnl */
+	unsigned long notify_next;	/* jiffies of the next one, rtnl */
 	struct ratelimit_state rl[IPOIB_RL_NR];	/* ipoib_*_ratelimited() */
 	u16 coal_usecs;			/* RX CQ moderation: ethtool writes under */
 					/* rtnl + op_mutex, recreate reads */

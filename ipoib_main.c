@@ -251,6 +251,35 @@ void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr)
 }
 
 /*
+ * The announcement of a new address is sent twice more, 2 s apart: when the
+ * whole subnet changes prefix, a peer may be between leaving and joining
+ * the broadcast group again (detached) as the first one goes out. Under
+ * rtnl, from the carrier work.
+ */
+#define IPOIB_NOTIFY_REPEAT	2
+#define IPOIB_NOTIFY_GAP	(2 * HZ)
+
+static void ipoib_notify_again(struct ipoib_dev_priv *priv, bool carrier)
+{
+	if (!priv->notify_left)
+		return;
+	if (!carrier) {
+		priv->notify_left = 0;
+		return;
+	}
+	if (time_before(jiffies, priv->notify_next)) {
+		queue_delayed_work(priv->wq, &priv->carrier_work,
+				   priv->notify_next - jiffies);
+		return;
+	}
+	__netdev_notify_peers(priv->dev);
+	priv->notify_next = jiffies + IPOIB_NOTIFY_GAP;
+	if (--priv->notify_left)
+		queue_delayed_work(priv->wq, &priv->carrier_work,
+				   IPOIB_NOTIFY_GAP);
+}
+
+/*
  * Our hardware address changes (a new QPN, a new port GID): the carrier
  * work publishes it. Caller holds op_mutex.
  */
@@ -275,8 +304,10 @@ void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier)
 	u8 addr[INFINIBAND_ALEN];
 
 	ASSERT_RTNL();
-	if (!test_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags))
+	if (!test_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags)) {
+		ipoib_notify_again(priv, carrier);
 		return;
+	}
 	mutex_lock(&priv->op_mutex);
 	ipoib_build_hw_addr(priv, addr);
 	mutex_unlock(&priv->op_mutex);
@@ -286,8 +317,13 @@ void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier)
 	}
 	if (carrier &&
 	    ipoib_mcast_bcast_joined_since(priv, READ_ONCE(priv->addr_changed_at)) &&
-	    test_and_clear_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags))
+	    test_and_clear_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags)) {
 		__netdev_notify_peers(dev);
+		priv->notify_left = IPOIB_NOTIFY_REPEAT;
+		priv->notify_next = jiffies + IPOIB_NOTIFY_GAP;
+		queue_delayed_work(priv->wq, &priv->carrier_work,
+				   IPOIB_NOTIFY_GAP);
+	}
 }
 
 void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb)
