@@ -181,14 +181,16 @@ check_wait "ib0: 15 joins refused, 10 lines logged" 10 sh -c \
 in_host b ip addr add 239.3.1.1/32 dev ib1 autojoin
 check_wait "ib1: its refused join is logged as well" 10 sh -c \
 	"dmesg | sed -n '/$_T_MARK/,\$p' | grep -q 'ib1: joining group ff12:401b:ffff:0000:0000:0000:0f03:0101 failed'"
-# ib0's lines in the 5 s from its first one (later ones belong to the next
-# interval of the limit)
+# ib0's lines in the 5 s from its first one: at most 20, as the 5 s may
+# span the end of one interval of the limit (10 lines) and the start of the
+# next; ib0 failed far more joins than that (15 at once, again at each
+# back-off)
 first5s() {
 	since_mark | grep "$1: joining group" | tr -d '[]' |
 		awk 'NR == 1 { t0 = $1 } $1 < t0 + 5 { n++ } END { print n + 0 }'
 }
 n5=$(first5s ib0)
-check "ib0 kept to its budget: $n5 lines in its first 5 s (of $(joinfail_lines ib0))" test "$n5" -le 10
+check "ib0 kept to its budget: $n5 lines in its first 5 s (of $(joinfail_lines ib0))" test "$n5" -le 20
 echo 0 >"$SA/sa_status"
 for i in $(seq 1 15); do
 	in_host a ip addr del 239.3.0.$i/32 dev ib0
