@@ -332,6 +332,27 @@ static int rt_client_wait(struct rt_client *cl, unsigned int ms)
 	return ev;
 }
 
+/* An active side with its UD id in port space @ps, made in the writer's namespace. */
+static struct rt_client *rt_client_new(enum rdma_ucm_port_space ps)
+{
+	struct rt_client *cl;
+	int ret;
+
+	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
+	if (!cl)
+		return ERR_PTR(-ENOMEM);
+	init_completion(&cl->done);
+	spin_lock_init(&cl->lock);
+	cl->id = rdma_create_id(current->nsproxy->net_ns, rt_client_handler,
+				cl, ps, IB_QPT_UD);
+	if (IS_ERR(cl->id)) {
+		ret = PTR_ERR(cl->id);
+		kfree(cl);
+		return ERR_PTR(ret);
+	}
+	return cl;
+}
+
 /* connect (hold == false) or hold: the outcome goes to rt_result. */
 static int rt_connect(const char *addr, const char *port, bool hold)
 {
@@ -345,18 +366,9 @@ static int rt_connect(const char *addr, const char *port, bool hold)
 	ret = rt_addr(addr, port, &ss);
 	if (ret)
 		return ret;
-	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
-	if (!cl)
-		return -ENOMEM;
-	init_completion(&cl->done);
-	spin_lock_init(&cl->lock);
-	cl->id = rdma_create_id(current->nsproxy->net_ns, rt_client_handler,
-				cl, RDMA_PS_UDP, IB_QPT_UD);
-	if (IS_ERR(cl->id)) {
-		ret = PTR_ERR(cl->id);
-		kfree(cl);
-		return ret;
-	}
+	cl = rt_client_new(RDMA_PS_UDP);
+	if (IS_ERR(cl))
+		return PTR_ERR(cl);
 
 	ret = rdma_resolve_addr(cl->id, NULL, (struct sockaddr *)&ss,
 				timeout_ms);
@@ -427,18 +439,9 @@ static int rt_mjoin(const char *group, const char *addr)
 		ret = rt_addr(group, "0", &grp);
 	if (ret)
 		return ret;
-	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
-	if (!cl)
-		return -ENOMEM;
-	init_completion(&cl->done);
-	spin_lock_init(&cl->lock);
-	cl->id = rdma_create_id(current->nsproxy->net_ns, rt_client_handler,
-				cl, RDMA_PS_IPOIB, IB_QPT_UD);
-	if (IS_ERR(cl->id)) {
-		ret = PTR_ERR(cl->id);
-		kfree(cl);
-		return ret;
-	}
+	cl = rt_client_new(RDMA_PS_IPOIB);
+	if (IS_ERR(cl))
+		return PTR_ERR(cl);
 	ret = rdma_bind_addr(cl->id, (struct sockaddr *)&src);
 	if (!ret)
 		ret = rdma_join_multicast(cl->id, (struct sockaddr *)&grp,
