@@ -102,6 +102,9 @@ home() {
 		nsx "$cur" ip link set "$ifn" netns "$h" || return 1
 	fi
 	ip -n "$h" link set lo up
+	# A "mode connected" the stock driver accepted: softib has no RC QPs
+	# yet (issue 17), so it cannot send unicast until it is put back.
+	in_host "$h" sh -c "echo datagram >/sys/class/net/$ifn/mode" 2>/dev/null
 	ip -n "$h" link set "$ifn" mtu 2044 2>/dev/null
 	ip -n "$h" addr replace "192.0.2.$n/24" dev "$ifn" || return 1
 	ip -n "$h" -6 addr replace "2001:db8::$n/64" dev "$ifn" nodad || return 1
