@@ -6,7 +6,8 @@
 # timeout: 420
 #
 # Partitions are apart and follow the port's P_Key table at run time. Three
-# ports; sib0 and sib1 have P_Key 0x8001, sib2 has not. A child whose P_Key
+# ports; sib0 and sib1 have P_Key 0x8001, sib2 has not: the SA answers no
+# PathRecord to sib2 in 0x8001. A child whose P_Key
 # is not in the table comes up without carrier and gets it when the P_Key is
 # added; removing the P_Key takes the carrier away again, and the frames
 # still sent to that port in the partition are dropped by the HCA
@@ -44,6 +45,19 @@ check_wait "carrier on ib1" 30 _t_has_carrier p1 ib1
 check "ib2.8001 is up" sh -c "/usr/sbin/ip -n c link show ib2.8001 | grep -q '<.*UP'"
 check "ib2.8001 has no carrier (0x8001 not in sib2's table)" no_carrier c ib2.8001
 check_wait "partition 0x8001: ping a -> b" 30 pings a 10.41.0.2
+
+# --- the SA gives no path between ports that share no partition (as
+# OpenSM): a static neighbour for c on a makes a query a -> c in 0x8001,
+# which sib2's table lacks; nothing is sent to sib2 ---
+C_HW=$(in_host c cat /sys/class/net/ib2.8001/address)
+nr0=$(sa_counter path_no_record)
+bad2=$(bad sib2)
+in_host a ip neigh replace 10.41.0.3 lladdr "$C_HW" dev ib0.8001 nud permanent
+check_fail "a -> c (sib2 lacks P_Key 0x8001): no reply" in_host a ping -c 2 -i 0.5 -W 1 10.41.0.3
+check "the SA answered no PathRecord a -> c (path_no_record $nr0 -> $(sa_counter path_no_record))" \
+	test "$(sa_counter path_no_record)" -gt "$nr0"
+check "nothing reached sib2 (drop_bad_pkey $bad2 -> $(bad sib2))" test "$(bad sib2)" = "$bad2"
+in_host a ip neigh del 10.41.0.3 dev ib0.8001
 
 # --- broadcasts stay in their partition ---
 # positive controls: 10.41.0.9 answers in its own (default) partition, and

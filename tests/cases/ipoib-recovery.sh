@@ -108,21 +108,22 @@ refresh "LID change" "$p0"
 check "LID change: a's path to b has the new DLID 0x0020 ($(path_dlid ib0 "$GID1"))" \
 	test "$(path_dlid ib0 "$GID1")" = 0x0020
 
-# --- SM moves to sib1 (SM_CHANGE on every port) ---
-# A new master SM reregisters its clients (OpenSM sets ClientReregister in
-# its first sweep as master); softib's move raises SM_CHANGE only, so the
-# case reregisters both ports, as the new SM would. softib's SA answers
-# only requests sent to the SM's LID: an answered PathRecord query after
-# the move was sent to the new SM LID.
+# --- SM failover to sib1 ---
+# The new master's SA knows no multicast group of the old one, and its
+# first sweep sets ClientReregister on every port (softib's "sm" write does
+# all of it: SM_CHANGE, the SA's groups gone, CLIENT_REREGISTER). The
+# memberships the SA lists afterwards are the drivers' new joins. softib's
+# SA answers only requests sent to the SM's LID: an answered PathRecord
+# query after the move was sent to the new SM LID.
 m0=$(sa_counter mcm_set)
 p0=$(sa_counter path_get)
 echo sib1 >"$SA/sm"
-echo 1 >"$(sib sib0 rereg)"
-echo 1 >"$(sib sib1 rereg)"
 check_wait "SM moved: sib0's SM LID is sib1's LID 0x20" 10 sh -c '. /tests/lib.sh; [ "$(port_sm_lid sib0)" = 32 ]'
 check_wait "ping a -> b after the SM moved" 30 pings a 10.9.0.2
 check_wait "SM moved: both ports joined again (mcm_set > $((m0 + 1)))" 30 sa_above mcm_set $((m0 + 1))
 check_wait "SM moved: ib0 is in the broadcast group" 30 sa_member $BCAST "$GID0" 0x1
+check_wait "SM moved: ib1 is in the broadcast group" 30 sa_member $BCAST "$GID1" 0x1
+check_wait "SM moved: ping b -> a" 30 pings b 10.9.0.1
 refresh "SM moved" "$p0"
 
 # --- P_Key table change on an unused index: nothing breaks (no path is

@@ -296,8 +296,9 @@ struct softib_dev *softib_dev_find_by_name(const char *name);	/* caller holds so
 /* softib_port.c: port state, LID, P_Keys, SM, events */
 u16 softib_sm_lid(void);
 void softib_set_sm_lid(u16 lid);	/* raises SM_CHANGE on every port */
+void softib_sm_failover(u16 lid);	/* new SA state, SM_CHANGE, CLIENT_REREGISTER */
 void softib_dev_port_event(struct softib_dev *sdev, bool up);	/* any sleepable context */
-void softib_dev_set_lid(struct softib_dev *sdev, u16 lid);	/* LID_CHANGE + CLIENT_REREGISTER */
+void softib_dev_set_lid(struct softib_dev *sdev, u16 lid);	/* LID_CHANGE on that port */
 void softib_dev_rereg(struct softib_dev *sdev);
 int softib_dev_set_pkey(struct softib_dev *sdev, unsigned int idx, u16 pkey);
 void softib_dev_set_mtu(struct softib_dev *sdev, enum ib_mtu mtu);

@@ -399,7 +399,7 @@ static ssize_t softib_sm_write(struct file *file, const char __user *ubuf,
 	mutex_unlock(&softib_devs_lock);
 	if (!sdev)
 		return -ENODEV;
-	softib_set_sm_lid(lid);
+	softib_sm_failover(lid);
 	return count;
 }
 

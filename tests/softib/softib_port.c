@@ -83,6 +83,19 @@ void softib_sm_restart(void)
 	softib_dispatch_all(IB_EVENT_CLIENT_REREGISTER);
 }
 
+/*
+ * Another SM becomes master (a failover or a handover): every port's SM LID
+ * changes; the new master's SA knows none of the old one's multicast groups
+ * (OpenSM does not replicate them to its standbys), and in its first sweep
+ * it sets ClientReregister on every port, so that the clients join again.
+ */
+void softib_sm_failover(u16 lid)
+{
+	softib_sa_restart();
+	softib_set_sm_lid(lid);
+	softib_dispatch_all(IB_EVENT_CLIENT_REREGISTER);
+}
+
 void softib_dev_port_event(struct softib_dev *sdev, bool up)
 {
 	enum softib_port_state new = up ? SOFTIB_PORT_ACTIVE : SOFTIB_PORT_DOWN;

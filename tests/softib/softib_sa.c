@@ -24,6 +24,12 @@
  * transport) learned from their own SA requests: the SLID of a join together
  * with its PortGID, or of a PathRecord query with its SGID.
  *
+ * Partitions, as OpenSM: a PathRecord between two local ports exists only if
+ * they share a partition (the P_Key the query names, or else the first of
+ * the source's table; one of the two entries a full member), and carries
+ * that P_Key; a local port joins a group only if its table has the group's
+ * P_Key. The SA does not know the table of a remote port: it lets it pass.
+ *
  * Fault knobs (debugfs, global): sa_drop, sa_delay_ms, sa_status, sa_busy,
  * sa_bad; dumps: sa_groups, sa_ports, sa_counters.
  */
@@ -462,14 +468,91 @@ static u16 softib_sa_cpi_get(struct softib_sa_req *r)
 	return 0;
 }
 
-/* PathRecord GET: one path between two known ports, or "no records". */
+/*
+ * Copy the P_Key table of the local port whose GID is @gid into @tbl; false
+ * if no local port has it (the SA knows only the LID of a remote port, not
+ * its table: checks that need a table let a remote port pass).
+ */
+static bool softib_sa_local_pkeys(const union ib_gid *gid, u16 *tbl)
+{
+	struct softib_dev *sdev;
+	bool found = false;
+	int i;
+
+	if (gid->global.subnet_prefix != cpu_to_be64(softib_subnet_prefix()))
+		return false;
+	rcu_read_lock();
+	list_for_each_entry_rcu(sdev, &softib_devs, list) {
+		if (cpu_to_be64(sdev->guid) != gid->global.interface_id)
+			continue;
+		for (i = 0; i < SOFTIB_PKEY_TBL_LEN; i++)
+			tbl[i] = READ_ONCE(sdev->pkeys[i]);
+		found = true;
+		break;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* Has the table an entry of @pkey's partition (either membership)? */
+static bool softib_sa_tbl_has(const u16 *tbl, u16 pkey)
+{
+	int i;
+
+	for (i = 0; i < SOFTIB_PKEY_TBL_LEN; i++)
+		if ((tbl[i] & 0x7fff) && (tbl[i] & 0x7fff) == (pkey & 0x7fff))
+			return true;
+	return false;
+}
+
+/* Can ports with tables @a and @b talk in @pkey's partition? */
+static bool softib_sa_tbls_share(const u16 *a, const u16 *b, u16 pkey)
+{
+	int i, j;
+
+	for (i = 0; i < SOFTIB_PKEY_TBL_LEN; i++) {
+		if (!(a[i] & 0x7fff) || (a[i] & 0x7fff) != (pkey & 0x7fff))
+			continue;
+		for (j = 0; j < SOFTIB_PKEY_TBL_LEN; j++)
+			if (softib_pkey_match(a[i], b[j]))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * The P_Key of a path between two local ports, as OpenSM picks it: the one
+ * the query names if both ports can use it, else the first entry of the
+ * source's table the destination shares; 0 if they share none (no path).
+ */
+static u16 softib_sa_path_pkey(const union ib_gid *sgid,
+			       const union ib_gid *dgid, bool given, u16 pkey)
+{
+	u16 stbl[SOFTIB_PKEY_TBL_LEN], dtbl[SOFTIB_PKEY_TBL_LEN];
+	int i;
+
+	if (!softib_sa_local_pkeys(sgid, stbl) ||
+	    !softib_sa_local_pkeys(dgid, dtbl))
+		return given ? pkey : 0xffff;
+	if (given)
+		return softib_sa_tbls_share(stbl, dtbl, pkey) ? pkey : 0;
+	for (i = 0; i < SOFTIB_PKEY_TBL_LEN; i++)
+		if (softib_sa_tbls_share(stbl, dtbl, stbl[i]))
+			return stbl[i] | 0x8000;
+	return 0;
+}
+
+/*
+ * PathRecord GET: one path between two known ports that share a partition,
+ * or "no records".
+ */
 static u16 softib_sa_path_get(struct softib_sa_req *r)
 {
 	ib_sa_comp_mask mask = r->mask;
 	struct sa_path_rec rec;
 	int dlocal, slocal = -1;
 	unsigned long flags;
-	u16 dlid, slid;
+	u16 dlid, slid, pkey;
 	u8 sel;
 
 	ib_sa_unpack_path(r->mad->data, &rec);
@@ -500,6 +583,11 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 		return SOFTIB_SA_ERR_NO_RECORDS;
 	if ((mask & IB_SA_PATH_REC_SL) && rec.sl)
 		return SOFTIB_SA_ERR_NO_RECORDS;
+	pkey = softib_sa_path_pkey(&rec.sgid, &rec.dgid,
+				   mask & IB_SA_PATH_REC_PKEY,
+				   be16_to_cpu(rec.pkey));
+	if (!(pkey & 0x7fff))
+		return SOFTIB_SA_ERR_NO_RECORDS;
 	if (mask & IB_SA_PATH_REC_MTU) {
 		sel = mask & IB_SA_PATH_REC_MTU_SELECTOR ? rec.mtu_selector : IB_SA_EQ;
 		if (!softib_sa_sel_ok(sel, rec.mtu, r->mtu))
@@ -524,8 +612,7 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 		rec.flow_label = 0;
 	if (!(mask & IB_SA_PATH_REC_TRAFFIC_CLASS))
 		rec.traffic_class = 0;
-	if (!(mask & IB_SA_PATH_REC_PKEY))
-		rec.pkey = cpu_to_be16(0xffff);
+	rec.pkey = cpu_to_be16(pkey);
 	/* hop_limit 0: no GRH, which would need the SGID in the local table */
 	rec.hop_limit = 0;
 	rec.reversible = 1;
@@ -781,7 +868,8 @@ static void softib_sa_mcm_answer(struct softib_sa_req *r,
  */
 static u16 softib_sa_mcm_set_locked(struct softib_sa_req *r,
 				    const struct softib_mcm *req, bool remote,
-				    struct softib_mcm *grec, u8 *join)
+				    const u16 *tbl, struct softib_mcm *grec,
+				    u8 *join)
 {
 	struct softib_sa_member *member = NULL;
 	struct softib_sa_group *group = NULL;
@@ -795,6 +883,9 @@ static u16 softib_sa_mcm_set_locked(struct softib_sa_req *r,
 	if (group) {
 		if (!softib_sa_group_fits(&group->rec, req, mask))
 			return SOFTIB_SA_ERR_REQ_INVALID;
+		/* as OpenSM: only a port of the group's partition joins */
+		if (tbl && !softib_sa_tbl_has(tbl, group->rec.pkey))
+			return SOFTIB_SA_ERR_REQ_INVALID;
 		member = softib_sa_member_find(group, &req->port_gid);
 	} else {
 		/* only a full member (or send-only full member) creates */
@@ -805,6 +896,8 @@ static u16 softib_sa_mcm_set_locked(struct softib_sa_req *r,
 		status = softib_sa_group_attrs(r, req, grec);
 		if (status)
 			return status;
+		if (tbl && !softib_sa_tbl_has(tbl, grec->pkey))
+			return SOFTIB_SA_ERR_REQ_INVALID;
 		grec->mlid = softib_sa_mlid_alloc();
 		if (!grec->mlid)
 			return SOFTIB_SA_ERR_NO_RESOURCES;
@@ -846,6 +939,7 @@ err_no_member:
 
 static u16 softib_sa_mcm_set(struct softib_sa_req *r)
 {
+	u16 tbl[SOFTIB_PKEY_TBL_LEN];
 	struct softib_mcm req, grec;
 	ib_sa_comp_mask mask = r->mask;
 	enum softib_sa_bad bad;
@@ -866,9 +960,10 @@ static u16 softib_sa_mcm_set(struct softib_sa_req *r)
 	    !softib_sa_gid_mcast(&req.mgid))
 		return SOFTIB_SA_ERR_REQ_INVALID_GID;
 
-	remote = softib_sa_local_lid(&req.port_gid) < 0;
+	remote = !softib_sa_local_pkeys(&req.port_gid, tbl);
 	spin_lock_irqsave(&softib_sa.lock, flags);
-	status = softib_sa_mcm_set_locked(r, &req, remote, &grec, &join);
+	status = softib_sa_mcm_set_locked(r, &req, remote, remote ? NULL : tbl,
+					  &grec, &join);
 	spin_unlock_irqrestore(&softib_sa.lock, flags);
 	if (status)
 		return status;
