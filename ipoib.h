@@ -519,6 +519,7 @@ void ipoib_carrier_task(struct work_struct *work);
 bool ipoib_mcast_bcast_joined_since(struct ipoib_dev_priv *priv,
 				    unsigned long t);
 void ipoib_build_bcast_addr(struct ipoib_dev_priv *priv, u8 *addr);
+void ipoib_mgid_set_pkey(struct ipoib_dev_priv *priv, u8 *mgid);
 
 /* ipoib_child.c */
 int ipoib_child_create(struct ipoib_dev_priv *ppriv, u16 pkey);

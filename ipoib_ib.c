@@ -125,7 +125,11 @@ static void ipoib_rx_free_buf(struct ipoib_dev_priv *priv, unsigned int i)
 
 static bool ipoib_is_bcast_gid(struct ipoib_dev_priv *priv, const u8 *gid)
 {
-	return !memcmp(gid, priv->dev->broadcast + 4, sizeof(union ib_gid));
+	u8 bcast[INFINIBAND_ALEN];
+
+	/* not dev->broadcast: after a P_Key change it follows a bit later */
+	ipoib_build_bcast_addr(priv, bcast);
+	return !memcmp(gid, bcast + 4, sizeof(union ib_gid));
 }
 
 /* Hand one received frame to the stack; the caller has unmapped it. */

@@ -135,9 +135,12 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 		ipoib_neigh_flush(priv);
 		ipoib_path_flush(priv);
 	}
-	/* ipoib_get_net_dev_by_params() reads it without our locks */
+	/*
+	 * ipoib_get_net_dev_by_params() and the datapath read it without our
+	 * locks; dev->broadcast and the multicast lists follow in the carrier
+	 * work, under rtnl (ipoib_publish_bcast()).
+	 */
 	WRITE_ONCE(priv->pkey, pkey);
-	ipoib_build_bcast_addr(priv, priv->dev->broadcast);
 	if (up && !ipoib_ib_start(priv))
 		ipoib_mcast_start(priv);
 }

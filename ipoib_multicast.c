@@ -42,11 +42,64 @@ void ipoib_build_bcast_addr(struct ipoib_dev_priv *priv, u8 *addr)
 		0xff, 0x12, 0x40, 0x1b,		/* link-local scope, IPv4 */
 	};
 
+	u16 pkey = READ_ONCE(priv->pkey);
+
 	memset(addr, 0, INFINIBAND_ALEN);
 	memcpy(addr, prefix, sizeof(prefix));
-	addr[8] = priv->pkey >> 8;
-	addr[9] = priv->pkey & 0xff;
+	addr[8] = pkey >> 8;
+	addr[9] = pkey & 0xff;
 	memset(addr + 16, 0xff, 4);
+}
+
+/*
+ * An IPv4 or IPv6 multicast MGID (ff1s:401b:PPPP:... or ff1s:601b:PPPP:...,
+ * RFC 4391 section 4) names its group in the partition of the interface:
+ * put our P_Key in it. The stack maps group addresses with dev->broadcast
+ * and keeps the result (multicast list, multicast neighbours), so after a
+ * P_Key change it may still hand us the old one. Other MGIDs are left as
+ * they are.
+ */
+void ipoib_mgid_set_pkey(struct ipoib_dev_priv *priv, u8 *mgid)
+{
+	u16 pkey = READ_ONCE(priv->pkey);
+
+	if (mgid[0] != 0xff || mgid[3] != 0x1b ||
+	    (mgid[2] != 0x40 && mgid[2] != 0x60))
+		return;
+	mgid[4] = pkey >> 8;
+	mgid[5] = pkey & 0xff;
+}
+
+/*
+ * Carrier work, under rtnl: dev->broadcast follows our P_Key. The IPv4 and
+ * IPv6 multicast lists hold hardware addresses made from it, so they are
+ * unmapped before the change and mapped again after it, with the
+ * notifications a change of link-layer address format has (the stack's
+ * handlers of NETDEV_PRE/POST_TYPE_CHANGE do exactly that; the second one
+ * also tells rtnetlink listeners).
+ */
+static void ipoib_publish_bcast(struct ipoib_dev_priv *priv)
+{
+	struct net_device *dev = priv->dev;
+	u8 addr[INFINIBAND_ALEN];
+	int ret;
+
+	ASSERT_RTNL();
+	ipoib_build_bcast_addr(priv, addr);
+	if (!memcmp(dev->broadcast, addr, INFINIBAND_ALEN))
+		return;
+	ret = notifier_to_errno(call_netdevice_notifiers(NETDEV_PRE_TYPE_CHANGE,
+							 dev));
+	/*
+	 * The P_Key changed whatever an upper device says. The handlers that
+	 * ran before a refusal have unmapped their lists: the second call
+	 * maps them again (mapping twice is a no-op for IPv4 and IPv6).
+	 */
+	if (ret)
+		netdev_warn(dev, "an upper device objects to the new broadcast address (%d)\n",
+			    ret);
+	memcpy(dev->broadcast, addr, INFINIBAND_ALEN);
+	call_netdevice_notifiers(NETDEV_POST_TYPE_CHANGE, dev);
 }
 
 static void ipoib_mcast_kick(struct ipoib_dev_priv *priv)
@@ -453,7 +506,8 @@ static void ipoib_mcast_sync_list(struct ipoib_dev_priv *priv)
 		netdev_for_each_mc_addr(ha, dev) {
 			if (ha->addr[4] != 0xff)
 				continue;
-			memcpy(&gids[n++], ha->addr + 4, sizeof(*gids));
+			memcpy(&gids[n], ha->addr + 4, sizeof(*gids));
+			ipoib_mgid_set_pkey(priv, gids[n++].raw);
 		}
 	}
 	netif_addr_unlock_bh(dev);
@@ -679,11 +733,12 @@ void ipoib_mcast_rejoin_all(struct ipoib_dev_priv *priv)
 /* ndo_open, resync: create the broadcast group and start joining. */
 void ipoib_mcast_start(struct ipoib_dev_priv *priv)
 {
+	u8 bcast[INFINIBAND_ALEN];
 	struct ipoib_mcast *mc;
 
 	lockdep_assert_held(&priv->op_mutex);
-	mc = ipoib_mcast_alloc(priv, (union ib_gid *)(priv->dev->broadcast + 4),
-			       GFP_KERNEL);
+	ipoib_build_bcast_addr(priv, bcast);
+	mc = ipoib_mcast_alloc(priv, (union ib_gid *)(bcast + 4), GFP_KERNEL);
 	if (mc) {
 		mc->member = true;
 		mc = ipoib_mcast_insert(priv, mc);
@@ -761,6 +816,7 @@ void ipoib_carrier_task(struct work_struct *work)
 	} else {
 		netif_carrier_off(dev);
 	}
+	ipoib_publish_bcast(priv);
 	ipoib_publish_addr(priv, up);
 	rtnl_unlock();
 }

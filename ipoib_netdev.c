@@ -64,6 +64,7 @@ netdev_tx_t ipoib_start_xmit(struct sk_buff *skb, struct net_device *dev)
 			ipoib_count_tx_drop(priv, skb);
 			return NETDEV_TX_OK;
 		}
+		ipoib_mgid_set_pkey(priv, daddr + 4);
 		ipoib_mcast_xmit(priv, skb, (union ib_gid *)(daddr + 4));
 	} else {
 		ipoib_neigh_xmit(priv, skb, daddr);
