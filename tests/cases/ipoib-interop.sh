@@ -9,7 +9,8 @@
 # Interoperability with the in-tree driver: our ib_ipoib in one VM and the
 # stock one in the other (then swapped), over softib's Ethernet transport
 # (SM/SA in VM0). ARP, ping, ping6, TCP data there and back (sha256) in
-# both directions, and a P_Key child (0x8001) both ways.
+# both directions, and a P_Key child (0x8001) both ways; rdma_cm (UD, SIDR)
+# connects each way on ib0 (IPv4, IPv6) and on the child.
 # Under OpenSM, OpenSM runs in VM0 and manages both VMs' ports: its SMPs
 # cross the Ethernet transport, VM1's port gets its LID from it and VM1's
 # SA queries go to it.
@@ -62,6 +63,40 @@ for turn in 0 1; do
 	check "barrier: TCP turn $turn done" vm_barrier "turn$turn" 180
 done
 
+# --- rdma_cm across the two drivers (tests/rdmacm/rdmacm_test.ko, UD port
+# space, SIDR): each VM listens on its ib0 addresses, then each connects to
+# the other in turn. The passive side's driver names the interface of the
+# request (ib_client get_net_dev_by_params), the active side's neighbours
+# give the peer's GID. ---
+RT=/sys/kernel/debug/rdmacm_test
+rt() { echo "$*" >$RT/ctl; }
+# cm_established ADDR PORT: the connect ends ESTABLISHED with the server's
+# QPN and Q_Key (nonzero) in the reply
+cm_established() {
+	local r
+	rt connect "$1" "$2" || return 1
+	r=$(cat $RT/result)
+	echo "client: $r"
+	case $r in *event=ESTABLISHED*) ;; *) return 1 ;; esac
+	! echo "$r" | grep -qE ' qpn=0x000000( |$)| qkey=0x00000000( |$)'
+}
+cm_reqs() { grep -q "^port=$1 reqs=$2 " $RT/servers; }
+check "load rdmacm_test (rdma_cm)" modprobe rdmacm_test timeout_ms=2000
+check "rdma_cm: listen on 10.88.0.$ME:7001 and [fd88::$ME]:7002" sh -c \
+	"echo 'listen 7001 10.88.0.$ME' >$RT/ctl && echo 'listen 7002 fd88::$ME' >$RT/ctl"
+check "barrier: rdma_cm listeners up" vm_barrier cmlisten 120
+for turn in 0 1; do
+	if [ "$turn" = "$VM_ID" ]; then
+		check "rdma_cm: $IPOIB_DRIVER connects to 10.88.0.$PEER:7001 (the other driver): established" \
+			cm_established "10.88.0.$PEER" 7001
+		check "rdma_cm: $IPOIB_DRIVER connects to [fd88::$PEER]:7002: established" \
+			cm_established "fd88::$PEER" 7002
+	fi
+	check "barrier: rdma_cm turn $turn done" vm_barrier "cm$turn" 120
+done
+check "rdma_cm: the peer's requests reached our listeners (one each)" sh -c \
+	"grep -q '^port=7001 reqs=1 ' $RT/servers && grep -q '^port=7002 reqs=1 ' $RT/servers"
+
 # --- a P_Key child (partition 0x8001) across the two drivers ---
 if [ "$SM_MODE" = opensm ]; then
 	check_wait "OpenSM put 0x8001 in sib$VM_ID's P_Key table" 60 \
@@ -75,6 +110,16 @@ check "ib0.8001 address, up" sh -c "/usr/sbin/ip addr add 10.89.0.$ME/24 dev ib0
 check_wait "ib0.8001 carrier up" 60 sh -c '/usr/sbin/ip -o link show dev ib0.8001 | grep -q LOWER_UP'
 check "barrier: children up on both VMs" vm_barrier child 120
 check_wait "partition 0x8001: ping the peer's child" 60 ping -c 1 -W 2 "10.89.0.$PEER"
+check "rdma_cm: listen on the child's 10.89.0.$ME:7003" rt listen 7003 "10.89.0.$ME"
+check "barrier: rdma_cm child listeners up" vm_barrier cmchild 120
+for turn in 0 1; do
+	if [ "$turn" = "$VM_ID" ]; then
+		check "rdma_cm on the child: $IPOIB_DRIVER connects to 10.89.0.$PEER:7003: established" \
+			cm_established "10.89.0.$PEER" 7003
+	fi
+	check "barrier: rdma_cm child turn $turn done" vm_barrier "cmc$turn" 120
+done
+check "rdma_cm: the peer's request reached the child's listener" cm_reqs 7003 1
 check "barrier: children done" vm_barrier childdone 120
 
 check "barrier: both done" vm_barrier done 180
