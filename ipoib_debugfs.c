@@ -78,30 +78,58 @@ static int ipoib_mcg_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_mcg);
 
+/*
+ * Call @show for every entry of @ht. The hash is walked under RCU, as the
+ * datapath reads it, not under table_lock: a reader of a long table holds
+ * off neither the datapath nor BHs. Paths and neighbours are freed after a
+ * grace period, and a neighbour's path outlives it (ipoib_path.c). A table
+ * that is resized meanwhile may show an entry twice or not at all.
+ */
+static void ipoib_seq_walk(struct seq_file *m, struct rhashtable *ht,
+			   void (*show)(struct seq_file *m, void *obj))
+{
+	struct rhashtable_iter iter;
+	void *obj;
+
+	rhashtable_walk_enter(ht, &iter);
+	rhashtable_walk_start(&iter);
+	while ((obj = rhashtable_walk_next(&iter))) {
+		if (IS_ERR(obj)) {
+			if (PTR_ERR(obj) == -EAGAIN)
+				continue;
+			break;
+		}
+		show(m, obj);
+	}
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+}
+
+static void ipoib_path_show_one(struct seq_file *m, void *obj)
+{
+	struct ipoib_path *path = obj;
+
+	spin_lock_bh(&path->lock);
+	ipoib_seq_gid(m, &path->dgid);
+	seq_printf(m, "  state:     %s\n", ipoib_path_state_names[path->state]);
+	seq_printf(m, "  complete:  %s\n",
+		   rcu_access_pointer(path->ah) ? "yes" : "no");
+	seq_printf(m, "  neighbours: %u\n", path->nr_neigh);
+	seq_printf(m, "  queuelen:  %u\n", skb_queue_len(&path->queue));
+	if (rcu_access_pointer(path->ah)) {
+		seq_printf(m, "  DLID:      0x%04x\n",
+			   be32_to_cpu(sa_path_get_dlid(&path->rec)));
+		seq_printf(m, "  SL:        %u\n", path->rec.sl);
+	}
+	spin_unlock_bh(&path->lock);
+	seq_putc(m, '\n');
+}
+
 static int ipoib_path_show(struct seq_file *m, void *v)
 {
 	struct ipoib_dev_priv *priv = m->private;
-	struct ipoib_path *path;
 
-	spin_lock_bh(&priv->table_lock);
-	list_for_each_entry(path, &priv->path_list, list) {
-		spin_lock(&path->lock);
-		ipoib_seq_gid(m, &path->dgid);
-		seq_printf(m, "  state:     %s\n",
-			   ipoib_path_state_names[path->state]);
-		seq_printf(m, "  complete:  %s\n",
-			   rcu_access_pointer(path->ah) ? "yes" : "no");
-		seq_printf(m, "  neighbours: %u\n", path->nr_neigh);
-		seq_printf(m, "  queuelen:  %u\n", skb_queue_len(&path->queue));
-		if (rcu_access_pointer(path->ah)) {
-			seq_printf(m, "  DLID:      0x%04x\n",
-				   be32_to_cpu(sa_path_get_dlid(&path->rec)));
-			seq_printf(m, "  SL:        %u\n", path->rec.sl);
-		}
-		spin_unlock(&path->lock);
-		seq_putc(m, '\n');
-	}
-	spin_unlock_bh(&priv->table_lock);
+	ipoib_seq_walk(m, &priv->paths, ipoib_path_show_one);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_path);
@@ -112,37 +140,36 @@ static unsigned int ipoib_ms_since(unsigned long stamp)
 	return jiffies_to_msecs(jiffies - READ_ONCE(stamp));
 }
 
+static void ipoib_paths_show_one(struct seq_file *m, void *obj)
+{
+	struct ipoib_path *path = obj;
+
+	spin_lock_bh(&path->lock);
+	seq_printf(m, "%pI6c ", path->dgid.raw);
+	if (path->state == IPOIB_PATH_RESOLVED)
+		seq_printf(m, "0x%04x %u %d %d ",
+			   be32_to_cpu(sa_path_get_dlid(&path->rec)),
+			   path->rec.sl, ib_mtu_enum_to_int(path->rec.mtu),
+			   ib_rate_to_mbps(path->rec.rate));
+	else
+		seq_puts(m, "- - - - ");
+	seq_printf(m, "%s %u %u %u %u ", ipoib_path_state_names[path->state],
+		   ipoib_ms_since(path->last_used), skb_queue_len(&path->queue),
+		   path->nr_neigh, path->queries);
+	if (path->state == IPOIB_PATH_FAILED &&
+	    time_before(jiffies, path->retry_at))
+		seq_printf(m, "%u\n", jiffies_to_msecs(path->retry_at - jiffies));
+	else
+		seq_puts(m, "-\n");
+	spin_unlock_bh(&path->lock);
+}
+
 static int ipoib_paths_show(struct seq_file *m, void *v)
 {
 	struct ipoib_dev_priv *priv = m->private;
-	struct ipoib_path *path;
 
 	seq_puts(m, "# gid dlid sl mtu rate_mbps state age_ms queued neighs queries retry_in_ms\n");
-	spin_lock_bh(&priv->table_lock);
-	list_for_each_entry(path, &priv->path_list, list) {
-		spin_lock(&path->lock);
-		seq_printf(m, "%pI6c ", path->dgid.raw);
-		if (path->state == IPOIB_PATH_RESOLVED)
-			seq_printf(m, "0x%04x %u %d %d ",
-				   be32_to_cpu(sa_path_get_dlid(&path->rec)),
-				   path->rec.sl, ib_mtu_enum_to_int(path->rec.mtu),
-				   ib_rate_to_mbps(path->rec.rate));
-		else
-			seq_puts(m, "- - - - ");
-		seq_printf(m, "%s %u %u %u %u ",
-			   ipoib_path_state_names[path->state],
-			   ipoib_ms_since(path->last_used),
-			   skb_queue_len(&path->queue), path->nr_neigh,
-			   path->queries);
-		if (path->state == IPOIB_PATH_FAILED &&
-		    time_before(jiffies, path->retry_at))
-			seq_printf(m, "%u\n",
-				   jiffies_to_msecs(path->retry_at - jiffies));
-		else
-			seq_puts(m, "-\n");
-		spin_unlock(&path->lock);
-	}
-	spin_unlock_bh(&priv->table_lock);
+	ipoib_seq_walk(m, &priv->paths, ipoib_paths_show_one);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_paths);
@@ -174,24 +201,24 @@ static int ipoib_mcast_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_mcast);
 
+static void ipoib_neighs_show_one(struct seq_file *m, void *obj)
+{
+	struct ipoib_neigh *neigh = obj;
+	struct ipoib_path *path = neigh->path;
+
+	spin_lock_bh(&path->lock);
+	seq_printf(m, "0x%06x %pI6c %s %u\n", be32_to_cpu(neigh->key.qpn),
+		   neigh->key.gid.raw, ipoib_path_state_names[path->state],
+		   ipoib_ms_since(neigh->last_used));
+	spin_unlock_bh(&path->lock);
+}
+
 static int ipoib_neighs_show(struct seq_file *m, void *v)
 {
 	struct ipoib_dev_priv *priv = m->private;
-	struct ipoib_neigh *neigh;
 
 	seq_puts(m, "# qpn gid path_state idle_ms\n");
-	spin_lock_bh(&priv->table_lock);
-	list_for_each_entry(neigh, &priv->neigh_list, list) {
-		struct ipoib_path *path = neigh->path;
-
-		spin_lock(&path->lock);
-		seq_printf(m, "0x%06x %pI6c %s %u\n", be32_to_cpu(neigh->key.qpn),
-			   neigh->key.gid.raw,
-			   ipoib_path_state_names[path->state],
-			   ipoib_ms_since(neigh->last_used));
-		spin_unlock(&path->lock);
-	}
-	spin_unlock_bh(&priv->table_lock);
+	ipoib_seq_walk(m, &priv->neighs, ipoib_neighs_show_one);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_neighs);
