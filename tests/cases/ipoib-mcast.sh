@@ -15,7 +15,8 @@
 # down is joined once it is back, and a refused broadcast rejoin (after a
 # reregister) takes the carrier away until the SA answers again.
 # Multicast data reaches a member of a joined group (IPv4 and IPv6), sent by
-# a non-member (send-only join).
+# a non-member (send-only join); under softib's SA it stops when the SM
+# takes the member out of the group, though its QP is still attached.
 # Under softib's SA (its sa_groups) and under OpenSM's (saquery).
 . /tests/lib.sh
 
@@ -213,6 +214,23 @@ if [ "$SM_MODE" = embedded ]; then
 	in_host a ping -c 3 -i 0.3 -W 1 -I ib0 239.9.9.9 >/dev/null 2>&1
 	check_wait "a sends to 239.9.9.9 again: its send-only join completes" 20 \
 		mcg_complete ib0 ff12:401b:ffff:0:0:0:f09:909
+
+	# Multicast goes by SA membership, as switches that the SM programs
+	# forward it: the SM takes ib1 out of 239.1.2.3 (softib's sa_remove,
+	# as OpenSM does with a port that left the fabric). ib1's QP is still
+	# attached, and nothing of the group reaches it any more; after a
+	# reregister the driver joins again.
+	nm() { sib_counter sib1 mcast_not_member; }
+	check_wait "b answers 239.1.2.3" 30 mping 239.1.2.3 10.9.0.2
+	nm0=$(nm)
+	check "the SM takes ib1 out of 239.1.2.3" sh -c "echo '$MG_JOIN $GID1' >$SA/sa_remove"
+	check "ib1 is no longer listed in 239.1.2.3" sa_not_member $MG_JOIN "$GID1"
+	check_fail "a -> 239.1.2.3 no longer reaches b" mping 239.1.2.3 10.9.0.2
+	check "softib did not deliver it to ib1's attached QP (mcast_not_member $nm0 -> $(nm))" \
+		test "$(nm)" -gt "$nm0"
+	echo 1 >"$(sib sib1 rereg)"
+	check_wait "sib1 reregistered: ib1 joins 239.1.2.3 again" 30 sa_member $MG_JOIN "$GID1" 0x1
+	check_wait "and a -> 239.1.2.3 reaches b again" 30 mping 239.1.2.3 10.9.0.2
 	/usr/sbin/ip -n b addr del 239.1.2.3/32 dev ib1
 else
 	skip "group left and added while the port is down" "softib port and SA knobs (embedded SM only)"

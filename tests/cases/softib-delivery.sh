@@ -99,6 +99,12 @@ expect "limited P_Key 0x7fff to a full member" rx_packets 1 "$(pkt 2 $LID 0x7fff
 expect "wrong Q_Key" drop_bad_qkey 0 "$(pkt 2 $LID 0xffff "$QPN" 0x1234)"
 expect "P_Key the port lacks" drop_bad_pkey 0 "$(pkt 2 $LID 0x8005 "$QPN" "$QKEY")"
 expect "another LID" drop_no_route 0 "$(pkt 2 5 0xffff "$QPN" "$QKEY")"
+# a unicast GRH must name the receiving port's GID
+GIDHEX=$(tr -d : <"/sys/class/infiniband/$DEV/ports/1/gids/0")
+expect "unicast with a GRH to the port's GID" rx_packets 1 \
+	"$(pkt 3 $LID 0xffff "$QPN" "$QKEY" "$(grh "$GIDHEX")")"
+expect "unicast with a GRH to another port's GID" drop_no_route 0 \
+	"$(pkt 3 $LID 0xffff "$QPN" "$QKEY" "$(grh fe800000000000000002c90300abcdef)")"
 expect "unknown QPN" drop_no_qp 0 "$(pkt 2 $LID 0xffff 0x7777 "$QKEY")"
 expect "GSI with a wrong Q_Key" drop_bad_qkey 0 "$(pkt 2 $LID 0xffff 1 "$QKEY")"
 expect "multicast to the broadcast group" rx_mcast 1 "$(pkt 3 "$MLID" 0xffff 0xffffff "$QKEY" "$(grh $BC)")"

@@ -53,6 +53,7 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_POST_SEND_FULL] = "post_send_full",
 	[SOFTIB_CNT_SEND_FLUSHED] = "send_flushed",
 	[SOFTIB_CNT_QP_FATAL] = "qp_fatal",
+	[SOFTIB_CNT_MCAST_NOT_MEMBER] = "mcast_not_member",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */
@@ -127,13 +128,55 @@ int softib_fabric_min_mtu(void)
 	return mtu;
 }
 
+/* Is @gid the port's GID (every index of its table holds GID 0)? */
+static bool softib_is_port_gid(struct softib_dev *sdev, const union ib_gid *gid)
+{
+	return gid->global.subnet_prefix == cpu_to_be64(softib_gid_prefix(sdev)) &&
+	       gid->global.interface_id == cpu_to_be64(sdev->guid);
+}
+
+/* Is this host's fabric-resident SA the subnet's (the SM is a local port)? */
+static bool softib_sa_is_here(void)
+{
+	struct softib_dev *sdev;
+	u16 sm = softib_sm_lid();
+
+	if (softib_sma_enabled())	/* OpenSM manages the subnet */
+		return false;
+	list_for_each_entry_rcu(sdev, &softib_devs, list)
+		if (softib_dev_lid(sdev) == sm)
+			return true;
+	return false;
+}
+
+/*
+ * Does the fabric forward this multicast packet to the port? Only if a QP
+ * of the port is attached to the group and, as a switch whose multicast
+ * forwarding tables the SM built from the SA's memberships, only if the
+ * port is a member (full or non-member) of the group at the SA: attached
+ * without (or after the SA forgot) the join, nothing arrives. Where the SA
+ * is not this host's (the other VM of the Ethernet transport, OpenSM), the
+ * attachment alone decides. Caller holds rcu_read_lock().
+ */
 static bool softib_mcast_wanted(struct softib_dev *sdev, const struct softib_pkt *pkt)
 {
 	struct softib_mcast_att *att;
+	union ib_gid gid;
+	bool attached = false;
 
-	list_for_each_entry_rcu(att, &sdev->mcast, list)
-		if (att->mlid == pkt->dlid)
-			return true;
+	list_for_each_entry_rcu(att, &sdev->mcast, list) {
+		if (att->mlid == pkt->dlid) {
+			attached = true;
+			break;
+		}
+	}
+	if (!attached || !softib_sa_is_here())
+		return attached;
+	gid.global.subnet_prefix = cpu_to_be64(softib_gid_prefix(sdev));
+	gid.global.interface_id = cpu_to_be64(sdev->guid);
+	if (softib_sa_mcast_routes_to(pkt->dlid, &gid))
+		return true;
+	softib_count(sdev, SOFTIB_CNT_MCAST_NOT_MEMBER);
 	return false;
 }
 
@@ -189,10 +232,22 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
 		softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
 		goto out;
 	}
-	/* a multicast group this port did not join: filtered, not a drop */
+	/*
+	 * Multicast needs a GRH, as on the wire (softib_wire_addr_ok()); a
+	 * group this port did not join: filtered, not a drop.
+	 */
+	if (mcast && !pkt->has_grh) {
+		softib_count(sdev, SOFTIB_CNT_DROP_MALFORMED);
+		goto out;
+	}
 	if (mcast && !softib_mcast_wanted(sdev, pkt))
 		goto out;
 	if (!mcast && pkt->dlid != softib_dev_lid(sdev)) {
+		softib_count(sdev, SOFTIB_CNT_DROP_NO_ROUTE);
+		goto out;
+	}
+	/* a unicast GRH must name the port's GID, or the HCA drops it */
+	if (!mcast && pkt->has_grh && !softib_is_port_gid(sdev, &pkt->grh.dgid)) {
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_ROUTE);
 		goto out;
 	}

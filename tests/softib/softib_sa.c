@@ -31,7 +31,12 @@
  * P_Key. The SA does not know the table of a remote port: it lets it pass.
  *
  * Fault knobs (debugfs, global): sa_drop, sa_delay_ms, sa_status, sa_busy,
- * sa_bad; dumps: sa_groups, sa_ports, sa_counters.
+ * sa_bad, sa_remove; dumps: sa_groups, sa_ports, sa_counters.
+ *
+ * Multicast is forwarded by membership: the fabric delivers a group's
+ * packets to a port on this host only while the SA lists it as a full
+ * member or non-member (softib_sa_mcast_routes_to()), as switches an SM
+ * programs from its membership tables.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -39,6 +44,7 @@
 #include <linux/build_bug.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/inet.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/module.h>
@@ -1289,6 +1295,26 @@ void softib_sa_restart(void)
 	spin_unlock_irqrestore(&softib_sa.lock, flags);
 }
 
+bool softib_sa_mcast_routes_to(u16 mlid, const union ib_gid *gid)
+{
+	struct softib_sa_member *member;
+	struct softib_sa_group *group;
+	unsigned long flags;
+	bool ret = false;
+
+	spin_lock_irqsave(&softib_sa.lock, flags);
+	list_for_each_entry(group, &softib_sa.groups, list) {
+		if (group->rec.mlid != mlid)
+			continue;
+		member = softib_sa_member_find(group, gid);
+		ret = member && (member->join & (BIT(FULLMEMBER_JOIN) |
+						 BIT(NONMEMBER_JOIN)));
+		break;
+	}
+	spin_unlock_irqrestore(&softib_sa.lock, flags);
+	return ret;
+}
+
 static int softib_sa_groups_show(struct seq_file *s, void *unused)
 {
 	struct softib_sa_member *member;
@@ -1370,9 +1396,59 @@ static const struct file_operations softib_sa_bad_fops = {
 	.llseek = default_llseek,
 };
 
+/*
+ * sa_remove (write "MGID PORTGID"): the SM takes the port out of the group
+ * (as OpenSM does for a port that left the fabric, and as its console can):
+ * the membership goes without a leave from the member, and no packet of the
+ * group reaches the port from then on (softib_sa_mcast_routes_to()).
+ */
+static ssize_t softib_sa_remove_write(struct file *file,
+				      const char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	struct softib_sa_member *member = NULL;
+	struct softib_sa_group *group;
+	union ib_gid mgid, gid;
+	char buf[96], *s, *t;
+	unsigned long flags;
+
+	if (*ppos || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	s = strim(buf);
+	t = strsep(&s, " ");
+	if (!s || !in6_pton(t, -1, mgid.raw, -1, NULL) ||
+	    !in6_pton(strim(s), -1, gid.raw, -1, NULL))
+		return -EINVAL;
+
+	spin_lock_irqsave(&softib_sa.lock, flags);
+	group = softib_sa_group_find(&mgid);
+	if (group)
+		member = softib_sa_member_find(group, &gid);
+	if (member) {
+		list_del(&member->list);
+		kfree(member);
+		softib_sa.n_members--;
+		if (list_empty(&group->members) &&
+		    !softib_sa_is_ipoib_bcast(&group->rec.mgid))
+			softib_sa_group_free(group);
+	}
+	spin_unlock_irqrestore(&softib_sa.lock, flags);
+	return member ? count : -ENOENT;
+}
+
+static const struct file_operations softib_sa_remove_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = softib_sa_remove_write,
+	.llseek = noop_llseek,
+};
+
 static const char * const softib_sa_files[] = {
 	"sa_drop", "sa_delay_ms", "sa_status", "sa_busy", "sa_bad",
-	"sa_groups", "sa_ports", "sa_counters",
+	"sa_groups", "sa_ports", "sa_counters", "sa_remove",
 };
 
 static struct dentry *softib_sa_root;
@@ -1400,6 +1476,7 @@ int softib_sa_init(struct dentry *root)
 	debugfs_create_file("sa_ports", 0444, root, NULL, &softib_sa_ports_fops);
 	debugfs_create_file("sa_counters", 0444, root, NULL,
 			    &softib_sa_counters_fops);
+	debugfs_create_file("sa_remove", 0200, root, NULL, &softib_sa_remove_fops);
 	return 0;
 }
 

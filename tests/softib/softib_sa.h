@@ -26,6 +26,7 @@
 #define _SOFTIB_SA_H
 
 #include <linux/types.h>
+#include <rdma/ib_verbs.h>
 
 struct dentry;
 struct softib_dev;
@@ -49,5 +50,11 @@ void softib_sa_exit(void);
 bool softib_sa_handle(struct softib_dev *sm, const struct softib_pkt *req);
 /* SM restart: forget every multicast group and member. Any context. */
 void softib_sa_restart(void);
+/*
+ * Does the SA's state route group @mlid to the port whose GID is @gid (a
+ * full member or a non-member of it; a send-only member does not receive),
+ * as the switches an SM programs from it do? Any context.
+ */
+bool softib_sa_mcast_routes_to(u16 mlid, const union ib_gid *gid);
 
 #endif /* _SOFTIB_SA_H */
