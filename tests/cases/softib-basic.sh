@@ -61,11 +61,14 @@ hardirq_all() {
 check_wait "every completion event ran in hard IRQ (sib1 $(sib_counter sib1 comp_hardirq) of $(sib_counter sib1 comp_events))" 5 hardirq_all
 
 # CQ moderation is applied: with rx-usecs 60000 rx-frames 64 on ib1, the
-# receive event for a lone echo request waits the whole 60 ms period.
+# receive event for a lone echo request waits the whole 60 ms period. (Not
+# every one: a frame of the stack's own that reached ib1 up to 60 ms before
+# started the period earlier, as on hardware; so most of six, not all.)
 rtt_min() { in_host a ping -c 4 -i 0.3 -W 2 10.9.0.2 | awk '/^rtt|^round-trip/ { split($0, a, "= "); split(a[2], b, "/"); print int(b[1]) }'; }
+rtt_slow() { in_host a ping -c 6 -i 0.3 -W 2 10.9.0.2 | sed -n 's/.* time=\([0-9]*\).*/\1/p' | awk '$1 >= 55 { n++ } END { print n + 0 }'; }
 check "ethtool -C ib1 rx-usecs 60000 rx-frames 64" in_host b ethtool -C ib1 rx-usecs 60000 rx-frames 64
-r=$(rtt_min)
-check "moderated: the lowest round trip is >= 55 ms ($r ms)" test "${r:-0}" -ge 55
+r=$(rtt_slow)
+check "moderated: at least 4 of 6 round trips are >= 55 ms ($r)" test "$r" -ge 4
 check "ethtool -C ib1 rx-usecs 0 rx-frames 1" in_host b ethtool -C ib1 rx-usecs 0 rx-frames 1
 r=$(rtt_min)
 check "not moderated: the lowest round trip is < 55 ms ($r ms)" test -n "$r" -a "${r:-99}" -lt 55
