@@ -380,6 +380,19 @@ static void softib_sa_mcm_pack(const struct softib_mcm *rec, void *buf)
 	w->proxy = (rec->proxy & 1) << 7;
 }
 
+/* The local softib port whose GID is gid, or NULL. Caller holds RCU. */
+static struct softib_dev *softib_sa_local_dev(const union ib_gid *gid)
+{
+	struct softib_dev *sdev;
+
+	if (gid->global.subnet_prefix != cpu_to_be64(softib_subnet_prefix()))
+		return NULL;
+	list_for_each_entry_rcu(sdev, &softib_devs, list)
+		if (cpu_to_be64(sdev->guid) == gid->global.interface_id)
+			return sdev;
+	return NULL;
+}
+
 /*
  * The LID of the local softib port that holds gid: > 0 if it is active,
  * 0 if it is down, -1 if no local port holds gid. Any context.
@@ -389,16 +402,10 @@ static int softib_sa_local_lid(const union ib_gid *gid)
 	struct softib_dev *sdev;
 	int lid = -1;
 
-	if (gid->global.subnet_prefix != cpu_to_be64(softib_subnet_prefix()))
-		return -1;
-
 	rcu_read_lock();
-	list_for_each_entry_rcu(sdev, &softib_devs, list) {
-		if (cpu_to_be64(sdev->guid) != gid->global.interface_id)
-			continue;
+	sdev = softib_sa_local_dev(gid);
+	if (sdev)
 		lid = softib_dev_active(sdev) ? softib_dev_lid(sdev) : 0;
-		break;
-	}
 	rcu_read_unlock();
 	return lid;
 }
@@ -482,22 +489,15 @@ static u16 softib_sa_cpi_get(struct softib_sa_req *r)
 static bool softib_sa_local_pkeys(const union ib_gid *gid, u16 *tbl)
 {
 	struct softib_dev *sdev;
-	bool found = false;
 	int i;
 
-	if (gid->global.subnet_prefix != cpu_to_be64(softib_subnet_prefix()))
-		return false;
 	rcu_read_lock();
-	list_for_each_entry_rcu(sdev, &softib_devs, list) {
-		if (cpu_to_be64(sdev->guid) != gid->global.interface_id)
-			continue;
+	sdev = softib_sa_local_dev(gid);
+	if (sdev)
 		for (i = 0; i < SOFTIB_PKEY_TBL_LEN; i++)
 			tbl[i] = READ_ONCE(sdev->pkeys[i]);
-		found = true;
-		break;
-	}
 	rcu_read_unlock();
-	return found;
+	return sdev;
 }
 
 /* Has the table an entry of @pkey's partition (either membership)? */
@@ -690,6 +690,22 @@ static void softib_sa_group_free(struct softib_sa_group *group)
 	list_del(&group->list);
 	kfree(group);
 	softib_sa.n_groups--;
+}
+
+/*
+ * Drop a member, and its group with its last member (an IPoIB broadcast
+ * group stays, see the top of this file).
+ */
+static void softib_sa_member_drop(struct softib_sa_group *group,
+				  struct softib_sa_member *member)
+{
+	lockdep_assert_held(&softib_sa.lock);
+	list_del(&member->list);
+	kfree(member);
+	softib_sa.n_members--;
+	if (list_empty(&group->members) &&
+	    !softib_sa_is_ipoib_bcast(&group->rec.mgid))
+		softib_sa_group_free(group);
 }
 
 /* The lowest MLID no group holds, 0 if none is left */
@@ -1015,15 +1031,9 @@ static u16 softib_sa_mcm_delete(struct softib_sa_req *r)
 	}
 	leave &= member->join;
 	member->join &= ~leave;
-	if (!member->join) {
-		list_del(&member->list);
-		kfree(member);
-		softib_sa.n_members--;
-	}
 	grec = group->rec;
-	if (list_empty(&group->members) &&
-	    !softib_sa_is_ipoib_bcast(&group->rec.mgid))
-		softib_sa_group_free(group);
+	if (!member->join)
+		softib_sa_member_drop(group, member);
 out_unlock:
 	spin_unlock_irqrestore(&softib_sa.lock, flags);
 	if (!status)
@@ -1427,14 +1437,8 @@ static ssize_t softib_sa_remove_write(struct file *file,
 	group = softib_sa_group_find(&mgid);
 	if (group)
 		member = softib_sa_member_find(group, &gid);
-	if (member) {
-		list_del(&member->list);
-		kfree(member);
-		softib_sa.n_members--;
-		if (list_empty(&group->members) &&
-		    !softib_sa_is_ipoib_bcast(&group->rec.mgid))
-			softib_sa_group_free(group);
-	}
+	if (member)
+		softib_sa_member_drop(group, member);
 	spin_unlock_irqrestore(&softib_sa.lock, flags);
 	return member ? count : -ENOENT;
 }
