@@ -186,6 +186,7 @@ struct ipoib_rx_buf {
 struct ipoib_tx_buf {
 	struct sk_buff *skb;
 	struct ipoib_ah *ah;
+	unsigned int hlen;		/* LSO: head bytes sent as the WR header */
 	u64 mapping[IPOIB_MAX_TX_SGE];	/* [0] linear part, then the frags */
 };
 

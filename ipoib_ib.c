@@ -234,6 +234,9 @@ static void ipoib_rx_deliver(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	skb_reset_network_header(skb);
 	skb->dev = dev;
 	skb_record_rx_queue(skb, 0);
+	/* the HCA verified the IPv4 header and the TCP/UDP checksum */
+	if ((wc->wc_flags & IB_WC_IP_CSUM_OK) && (dev->features & NETIF_F_RXCSUM))
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
 	ipoib_rx_check_sender(priv, skb, sender, wc);
 
 	u64_stats_update_begin(&priv->rx_stats.syncp);
@@ -414,9 +417,9 @@ static void ipoib_tx_unmap(struct ipoib_dev_priv *priv,
 	struct sk_buff *skb = buf->skb;
 	unsigned int f;
 
-	if (skb_headlen(skb))
-		ib_dma_unmap_single(priv->ca, buf->mapping[0], skb_headlen(skb),
-				    DMA_TO_DEVICE);
+	if (skb_headlen(skb) > buf->hlen)
+		ib_dma_unmap_single(priv->ca, buf->mapping[0],
+				    skb_headlen(skb) - buf->hlen, DMA_TO_DEVICE);
 	for (f = 0; f < nr_frags; f++)
 		ib_dma_unmap_page(priv->ca, buf->mapping[f + 1],
 				  skb_frag_size(&skb_shinfo(skb)->frags[f]),
@@ -424,7 +427,8 @@ static void ipoib_tx_unmap(struct ipoib_dev_priv *priv,
 }
 
 /*
- * Map @buf->skb into @sge: the linear part (if any), then every frag.
+ * Map @buf->skb into @sge: the linear part after the @buf->hlen bytes an
+ * LSO WR carries as its header (if any is left), then every frag.
  * Returns the number of SGEs, or 0 with nothing left mapped.
  */
 static unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,
@@ -434,14 +438,16 @@ static unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,
 	unsigned int n = 0, f;
 	u32 lkey = priv->pd->local_dma_lkey;
 
-	if (skb_headlen(skb)) {
-		buf->mapping[0] = ib_dma_map_single(priv->ca, skb->data,
-						    skb_headlen(skb),
+	if (skb_headlen(skb) > buf->hlen) {
+		unsigned int len = skb_headlen(skb) - buf->hlen;
+
+		buf->mapping[0] = ib_dma_map_single(priv->ca,
+						    skb->data + buf->hlen, len,
 						    DMA_TO_DEVICE);
 		if (unlikely(ib_dma_mapping_error(priv->ca, buf->mapping[0])))
 			return 0;
 		sge[n].addr = buf->mapping[0];
-		sge[n].length = skb_headlen(skb);
+		sge[n].length = len;
 		sge[n].lkey = lkey;
 		n++;
 	}
@@ -478,8 +484,13 @@ static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	ipoib_tx_unmap(priv, buf, skb_shinfo(buf->skb)->nr_frags);
 	u64_stats_update_begin(&priv->tx_stats.syncp);
 	if (likely(wc->status == IB_WC_SUCCESS)) {
-		u64_stats_inc(&priv->tx_stats.packets);
-		u64_stats_add(&priv->tx_stats.bytes, buf->skb->len);
+		/* what went on the wire: an LSO WR's segments each have hlen */
+		unsigned int segs = skb_is_gso(buf->skb) ?
+				    skb_shinfo(buf->skb)->gso_segs : 1;
+
+		u64_stats_add(&priv->tx_stats.packets, segs);
+		u64_stats_add(&priv->tx_stats.bytes,
+			      buf->skb->len + (segs - 1) * buf->hlen);
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
 		u64_stats_inc(&priv->tx_stats.errors);
 	}
@@ -537,11 +548,29 @@ void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb)
 }
 
 /*
+ * The bytes of a TSO skb's headers (encapsulation, IPv4, TCP) that an LSO
+ * WR carries as its header, 0 for any other skb, or -1 if the headers are
+ * not all in the linear part (never from the stack's TCP).
+ */
+static int ipoib_lso_hlen(struct sk_buff *skb)
+{
+	int hlen;
+
+	if (!skb_is_gso(skb))
+		return 0;
+	hlen = skb_tcp_all_headers(skb);
+	return hlen <= skb_headlen(skb) ? hlen : -1;
+}
+
+/*
  * Post one frame (starting at the encapsulation header). Called from
  * ndo_start_xmit with the queue lock held. Takes a reference on @ah that
  * the send completion drops. With NETIF_F_SG the frags are posted as they
  * are, one SGE each: no copy into a linear buffer (which, with
  * init_on_alloc, would also mean zeroing a 4 KiB allocation per packet).
+ * A TSO skb (NETIF_F_TSO, only where the HCA offers UD LSO) goes as one
+ * LSO WR: the headers inline in the WR, the payload in the SGEs, cut at
+ * gso_size by the HCA.
  */
 void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		struct ipoib_ah *ah, u32 qpn)
@@ -551,11 +580,12 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	struct ib_sge sge[IPOIB_MAX_TX_SGE];
 	struct ib_ud_wr wr = {};
 	unsigned int nsge;
-	int ret;
+	int hlen, ret;
 
-	if (unlikely(skb->len > priv->max_ib_mtu ||
+	hlen = ipoib_lso_hlen(skb);
+	if (unlikely(hlen < 0 || (!hlen && skb->len > priv->max_ib_mtu) ||
 		     ipoib_tx_inflight(priv) >= IPOIB_TX_RING_SIZE ||
-		     (skb_shinfo(skb)->nr_frags + !!skb_headlen(skb) >
+		     (skb_shinfo(skb)->nr_frags + (skb_headlen(skb) > hlen) >
 		      priv->max_send_sge && skb_linearize(skb)))) {
 		ipoib_ah_put(ah);
 		ipoib_count_tx_drop(priv, skb);
@@ -563,8 +593,9 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	}
 
 	buf->skb = skb;
+	buf->hlen = hlen;
 	nsge = ipoib_tx_map(priv, buf, sge);
-	if (unlikely(!nsge)) {
+	if (unlikely(!nsge && skb->len > hlen)) {
 		buf->skb = NULL;
 		ipoib_ah_put(ah);
 		ipoib_count_tx_drop(priv, skb);
@@ -576,6 +607,15 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	wr.wr.num_sge = nsge;
 	wr.wr.opcode = IB_WR_SEND;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
+	/* NETIF_F_IP_CSUM: only IPv4 TCP/UDP come partial, as the HCA wants */
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		wr.wr.send_flags |= IB_SEND_IP_CSUM;
+	if (hlen) {
+		wr.wr.opcode = IB_WR_LSO;
+		wr.header = skb->data;
+		wr.hlen = hlen;
+		wr.mss = skb_shinfo(skb)->gso_size;
+	}
 	wr.ah = ah->ibah;
 	wr.remote_qpn = qpn;
 	wr.remote_qkey = priv->qkey;
@@ -782,6 +822,37 @@ void ipoib_ib_stop(struct ipoib_dev_priv *priv)
 }
 
 /* The two CQs and the UD QP, left in RESET. */
+/* The HCA cuts TSO skbs (UD LSO); ConnectX offers it with the checksums. */
+static bool ipoib_hca_lso(struct ipoib_dev_priv *priv)
+{
+	return (priv->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM) &&
+	       (priv->ca->attrs.kernel_cap_flags & IBK_UD_TSO);
+}
+
+/*
+ * The offloads the HCA gives a UD QP, on by default and each switchable
+ * with ethtool -K (the core drops TSO without SG or IP checksumming).
+ * With more than one send SGE, software GSO makes segments that share the
+ * skb's frags instead of copying each into a new linear skb.
+ */
+static void ipoib_ib_set_features(struct ipoib_dev_priv *priv)
+{
+	struct net_device *dev = priv->dev;
+	netdev_features_t hw = 0;
+
+	if (priv->max_send_sge > 1)
+		hw |= NETIF_F_SG;
+	if (priv->ca->attrs.device_cap_flags & IB_DEVICE_UD_IP_CSUM)
+		hw |= NETIF_F_IP_CSUM | NETIF_F_RXCSUM;
+	if (ipoib_hca_lso(priv)) {
+		hw |= NETIF_F_TSO;
+		/* one LSO WR: at most a 64 KiB IPv4 datagram */
+		netif_set_tso_max_size(dev, GSO_LEGACY_MAX_SIZE);
+	}
+	dev->hw_features |= hw;
+	dev->features |= hw;
+}
+
 static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 {
 	struct ib_cq_init_attr cq_attr = {};
@@ -823,6 +894,8 @@ static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 	qp_attr.cap.max_recv_sge = 1;
 	qp_attr.sq_sig_type = IB_SIGNAL_ALL_WR;
 	qp_attr.qp_type = IB_QPT_UD;
+	if (ipoib_hca_lso(priv))
+		qp_attr.create_flags |= IB_QP_CREATE_IPOIB_UD_LSO;
 	qp = ib_create_qp(priv->pd, &qp_attr);
 	if (IS_ERR(qp)) {
 		ret = PTR_ERR(qp);
@@ -911,14 +984,7 @@ int ipoib_ib_init(struct ipoib_dev_priv *priv)
 	if (ret)
 		goto err_dealloc_pd;
 
-	/*
-	 * With more than one send SGE, software GSO makes segments that share
-	 * the skb's frags instead of copying each into a new linear skb.
-	 */
-	if (priv->max_send_sge > 1) {
-		priv->dev->hw_features |= NETIF_F_SG;
-		priv->dev->features |= NETIF_F_SG;
-	}
+	ipoib_ib_set_features(priv);
 	netif_napi_add(priv->dev, &priv->rx_napi, ipoib_rx_poll);
 	netif_napi_add_tx(priv->dev, &priv->tx_napi, ipoib_tx_poll);
 	return 0;

@@ -64,6 +64,8 @@ struct net_device;
 /* LRH 8 + GRH 40 + BTH 12 + DETH 8 + ICRC 4: bytes an Ethernet frame adds */
 #define SOFTIB_WIRE_OVERHEAD	72
 #define SOFTIB_GRH_BYTES	40	/* receive buffers always start with it */
+#define SOFTIB_LSO_MAX_HDR	256	/* longest header an LSO WR may carry */
+#define SOFTIB_LSO_MAX_PAYLOAD	65536	/* longest payload of one LSO WR */
 
 /* Per-device counters; the debugfs names are in softib_counter_names[]. */
 enum softib_counter {
@@ -96,6 +98,12 @@ enum softib_counter {
 	SOFTIB_CNT_SEND_FLUSHED,	/* send WRs completed with a flush error */
 	SOFTIB_CNT_QP_FATAL,		/* IB_EVENT_QP_FATAL raised (qp_fatal knob) */
 	SOFTIB_CNT_MCAST_NOT_MEMBER,	/* multicast for a port the SA has not in the group */
+	SOFTIB_CNT_TX_CSUM,		/* sends whose checksums the HCA filled (IB_SEND_IP_CSUM) */
+	SOFTIB_CNT_TX_LSO,		/* LSO WRs segmented */
+	SOFTIB_CNT_TX_LSO_SEGS,		/* packets they became */
+	SOFTIB_CNT_TX_LSO_ERR,		/* LSO WRs completed in error */
+	SOFTIB_CNT_RX_CSUM_OK,		/* receives flagged IB_WC_IP_CSUM_OK */
+	SOFTIB_CNT_RX_CSUM_BAD,		/* IPv4 TCP/UDP receives whose checksum is wrong */
 	SOFTIB_NR_COUNTERS
 };
 
@@ -133,6 +141,7 @@ struct softib_dev {
 	void *eth;			/* Ethernet transport state */
 	u64 guid;			/* node and port GUID, from the first LID */
 	enum ib_mtu mtu;		/* active and max MTU of the port */
+	bool ud_csum, ud_tso;		/* offloads offered (softib_offload.c) */
 
 	struct mutex cfg_lock;		/* serializes writers of the fields below */
 	u16 lid;			/* READ_ONCE: read anywhere */
@@ -163,6 +172,8 @@ struct softib_dev {
 	atomic_t fail_create_cq;
 	atomic_t fail_modify_cq;	/* modify_cq answers -EOPNOTSUPP */
 	atomic_t rx_starve;
+	atomic_t lso_bad_mss;		/* the next N LSO WRs read as mss 0 */
+	atomic_t lso_bad_hlen;		/* ... as one byte short of their header */
 
 	struct dentry *debugfs;		/* softib/<name>/ */
 
@@ -246,6 +257,7 @@ struct softib_qp {
 	bool sq_sig_all;
 	u32 max_send_wr;
 	u32 max_send_sge;
+	bool lso;			/* created with IB_QP_CREATE_IPOIB_UD_LSO */
 	struct softib_swqe *sq;		/* ring of max_send_wr entries, under lock */
 	u32 sq_head, sq_count;		/* oldest outstanding send WR, how many */
 	u32 sq_seq;			/* sequence number of the next send WR */
@@ -351,6 +363,16 @@ void softib_qp_to_err(struct softib_qp *qp);
 /* Knobs: QP_FATAL on qpn; DEVICE_FATAL (every QP to ERR). Sleepable. */
 int softib_qp_fatal(struct softib_dev *sdev, u32 qpn);
 void softib_dev_fatal(struct softib_dev *sdev);
+
+/* softib_offload.c: IB_SEND_IP_CSUM, IB_WR_LSO, IB_WC_IP_CSUM_OK */
+void softib_offload_caps(struct softib_dev *sdev, u16 lid);
+bool softib_csum_fill(struct softib_pkt *pkt);
+int softib_csum_verify(const struct softib_pkt *pkt);
+enum ib_wc_status softib_lso_segment(struct softib_dev *sdev, const struct ib_send_wr *wr,
+				     u32 len, u32 mtu, struct list_head *segs,
+				     struct softib_pkt *(*mk)(const struct ib_send_wr *wr, u32 len,
+							      void *arg),
+				     void *arg);
 
 /* softib_fabric.c: packets, routing, faults, counters */
 struct softib_pkt *softib_pkt_alloc(u32 len, gfp_t gfp);

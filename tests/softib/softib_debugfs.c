@@ -258,7 +258,7 @@ static const struct file_operations softib_inject_fops = {
 	.llseek = noop_llseek,
 };
 
-/* fail_* and rx_starve: the next N operations fail */
+/* fail_*, rx_starve and lso_bad_*: the next N operations fail */
 static int softib_atomic_get(void *data, u64 *val)
 {
 	*val = atomic_read((atomic_t *)data);
@@ -342,6 +342,10 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 	debugfs_create_file_unsafe("fail_create_cq", 0600, dir, &sdev->fail_create_cq,
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("rx_starve", 0600, dir, &sdev->rx_starve,
+				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("lso_bad_mss", 0600, dir, &sdev->lso_bad_mss,
+				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("lso_bad_hlen", 0600, dir, &sdev->lso_bad_hlen,
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("send_stall_ms", 0600, dir, sdev, &softib_send_stall_fops);
 	debugfs_create_file_unsafe("qp_fatal", 0200, dir, sdev, &softib_qp_fatal_fops);

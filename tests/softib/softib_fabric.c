@@ -54,6 +54,12 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_SEND_FLUSHED] = "send_flushed",
 	[SOFTIB_CNT_QP_FATAL] = "qp_fatal",
 	[SOFTIB_CNT_MCAST_NOT_MEMBER] = "mcast_not_member",
+	[SOFTIB_CNT_TX_CSUM] = "tx_csum",
+	[SOFTIB_CNT_TX_LSO] = "tx_lso",
+	[SOFTIB_CNT_TX_LSO_SEGS] = "tx_lso_segs",
+	[SOFTIB_CNT_TX_LSO_ERR] = "tx_lso_err",
+	[SOFTIB_CNT_RX_CSUM_OK] = "rx_csum_ok",
+	[SOFTIB_CNT_RX_CSUM_BAD] = "rx_csum_bad",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */

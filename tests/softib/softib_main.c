@@ -83,6 +83,7 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 	sdev->lid = lid;
 	sdev->guid = softib_guid_from_lid(lid);
 	sdev->mtu = softib_mtu_for(ndev);
+	softib_offload_caps(sdev, lid);
 	sdev->state = SOFTIB_PORT_ACTIVE;
 	if (ndev && !(netif_running(ndev) && netif_carrier_ok(ndev)))
 		sdev->state = SOFTIB_PORT_DOWN;

@@ -41,7 +41,10 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq || init->rwq_ind_tbl)
+	/* LSO is the only create flag, and only where the device offers it */
+	if ((init->create_flags & ~IB_QP_CREATE_IPOIB_UD_LSO) || init->srq || init->rwq_ind_tbl ||
+	    ((init->create_flags & IB_QP_CREATE_IPOIB_UD_LSO) &&
+	     (init->qp_type != IB_QPT_UD || !sdev->ud_tso)))
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > SOFTIB_MAX_QP_WR || cap->max_recv_wr > SOFTIB_MAX_QP_WR ||
 	    cap->max_send_sge > SOFTIB_MAX_SEND_SGE || cap->max_recv_sge > SOFTIB_MAX_RECV_SGE ||
@@ -53,6 +56,7 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_send_wr = max_t(u32, cap->max_send_wr, 1);
 	qp->max_send_sge = cap->max_send_sge;
+	qp->lso = init->create_flags & IB_QP_CREATE_IPOIB_UD_LSO;
 	qp->sq_done = -1U;
 	qp->sq = kvcalloc(qp->max_send_wr, sizeof(*qp->sq), GFP_KERNEL);
 	if (!qp->sq)
@@ -415,29 +419,36 @@ static u32 softib_sq_add(struct softib_qp *qp, const struct ib_send_wr *wr, u32 
 	return e->seq;
 }
 
-/* Build the packet of a UD send WR; NULL without memory. */
-static struct softib_pkt *softib_build_pkt(struct softib_dev *sdev, struct softib_qp *qp,
-					   const struct ib_send_wr *wr, u32 len, u16 pkey)
+struct softib_pkt_tmpl {
+	struct softib_dev *sdev;
+	struct softib_qp *qp;
+	u16 pkey;
+};
+
+/*
+ * A packet of len payload bytes with the headers of a UD send WR (the
+ * payload is left to the caller); NULL without memory.
+ */
+static struct softib_pkt *softib_pkt_for(const struct ib_send_wr *wr, u32 len, void *arg)
 {
+	const struct softib_pkt_tmpl *t = arg;
 	const struct ib_ud_wr *ud = ud_wr(wr);
 	const struct rdma_ah_attr *attr;
 	struct softib_pkt *pkt;
-	u32 off = 0;
-	int i;
 
 	pkt = softib_pkt_alloc(len, GFP_ATOMIC);
 	if (!pkt)
 		return NULL;
 
 	attr = &to_sah(ud->ah)->attr;
-	pkt->slid = softib_dev_lid(sdev);
+	pkt->slid = softib_dev_lid(t->sdev);
 	pkt->dlid = rdma_ah_get_dlid(attr);
 	pkt->sl = rdma_ah_get_sl(attr);
-	pkt->pkey = pkey;
+	pkt->pkey = t->pkey;
 	pkt->dqpn = ud->remote_qpn & 0xffffff;
 	/* a Q_Key with the MSB set means "use the QP's own Q_Key" */
-	pkt->qkey = ud->remote_qkey & 0x80000000 ? READ_ONCE(qp->qkey) : ud->remote_qkey;
-	pkt->sqpn = qp->ibqp.qp_num;
+	pkt->qkey = ud->remote_qkey & 0x80000000 ? READ_ONCE(t->qp->qkey) : ud->remote_qkey;
+	pkt->sqpn = t->qp->ibqp.qp_num;
 	if (wr->opcode == IB_WR_SEND_WITH_IMM) {
 		pkt->opcode = IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE;
 		pkt->imm = wr->ex.imm_data;
@@ -446,15 +457,60 @@ static struct softib_pkt *softib_build_pkt(struct softib_dev *sdev, struct softi
 	}
 	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
 		pkt->has_grh = true;
-		softib_build_grh(sdev, attr, len, &pkt->grh);
+		softib_build_grh(t->sdev, attr, len, &pkt->grh);
 	}
+	return pkt;
+}
+
+/*
+ * The packets of a send WR with len bytes in its SGEs, on @pkts: one, or
+ * an LSO WR's segments. Returns the WR's completion status (nothing on
+ * @pkts if it is not IB_WC_SUCCESS), or a negative errno without memory.
+ */
+static int softib_build_pkts(struct softib_dev *sdev, struct softib_qp *qp,
+			     const struct ib_send_wr *wr, u32 len, u16 pkey,
+			     struct list_head *pkts)
+{
+	struct softib_pkt_tmpl t = { .sdev = sdev, .qp = qp, .pkey = pkey };
+	u32 mtu = ib_mtu_enum_to_int(READ_ONCE(sdev->mtu));
+	struct softib_pkt *pkt;
+	enum ib_wc_status st;
+	u32 off = 0;
+	int i;
+
+	if (wr->opcode == IB_WR_LSO) {
+		st = softib_lso_segment(sdev, wr, len, mtu, pkts, softib_pkt_for, &t);
+		if (st == IB_WC_GENERAL_ERR)
+			return -ENOMEM;
+		if (st != IB_WC_SUCCESS)
+			softib_count(sdev, SOFTIB_CNT_TX_LSO_ERR);
+		return st;
+	}
+	if (len > mtu)
+		return IB_WC_LOC_LEN_ERR;
+	pkt = softib_pkt_for(wr, len, &t);
+	if (!pkt)
+		return -ENOMEM;
 	/* CONFIG_INFINIBAND_VIRT_DMA: SGE addresses are kernel virtual */
 	for (i = 0; i < wr->num_sge; i++) {
 		memcpy(pkt->data + off, (void *)(uintptr_t)wr->sg_list[i].addr,
 		       wr->sg_list[i].length);
 		off += wr->sg_list[i].length;
 	}
-	return pkt;
+	if ((wr->send_flags & IB_SEND_IP_CSUM) && sdev->ud_csum && softib_csum_fill(pkt))
+		softib_count(sdev, SOFTIB_CNT_TX_CSUM);
+	list_add_tail(&pkt->list, pkts);
+	return IB_WC_SUCCESS;
+}
+
+static void softib_pkts_free(struct list_head *pkts)
+{
+	struct softib_pkt *pkt, *tmp;
+
+	list_for_each_entry_safe(pkt, tmp, pkts, list) {
+		list_del(&pkt->list);
+		softib_pkt_free(pkt);
+	}
 }
 
 /* Post one send WR; returns an errno for a WR the QP refuses. */
@@ -462,14 +518,18 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 				const struct ib_send_wr *wr)
 {
 	const struct ib_ud_wr *ud = ud_wr(wr);
-	enum ib_wc_status status = IB_WC_SUCCESS;
-	struct softib_pkt *pkt = NULL;
+	struct softib_pkt *pkt, *tmp;
 	u16 pkey_index, pkey;
 	unsigned long flags;
+	LIST_HEAD(pkts);
 	u32 len = 0, seq;
-	int i;
+	int i, status;
 
-	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM &&
+	    wr->opcode != IB_WR_LSO)
+		return -EINVAL;
+	/* as mlx4: LSO only on a QP created for it, with a header to copy */
+	if (wr->opcode == IB_WR_LSO && (!qp->lso || !ud->header))
 		return -EINVAL;
 	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge || !ud->ah ||
 	    ud->ah->device != &sdev->ibdev)
@@ -482,58 +542,61 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 			return -EINVAL;
 		len += wr->sg_list[i].length;
 	}
-	if (len > ib_mtu_enum_to_int(READ_ONCE(sdev->mtu))) {
-		status = IB_WC_LOC_LEN_ERR;
-	} else {
-		pkey_index = qp->ibqp.qp_type == IB_QPT_UD ? READ_ONCE(qp->pkey_index) :
-			     ud->pkey_index;
-		if (pkey_index >= SOFTIB_PKEY_TBL_LEN)
-			return -EINVAL;
-		pkey = READ_ONCE(sdev->pkeys[pkey_index]);
-		if (!(pkey & 0x7fff))
-			return -EINVAL;
-		pkt = softib_build_pkt(sdev, qp, wr, len, pkey);
-		if (!pkt)
-			return -ENOMEM;
-	}
+	pkey_index = qp->ibqp.qp_type == IB_QPT_UD ? READ_ONCE(qp->pkey_index) : ud->pkey_index;
+	if (pkey_index >= SOFTIB_PKEY_TBL_LEN)
+		return -EINVAL;
+	pkey = READ_ONCE(sdev->pkeys[pkey_index]);
+	if (!(pkey & 0x7fff))
+		return -EINVAL;
+	status = softib_build_pkts(sdev, qp, wr, len, pkey, &pkts);
+	if (status < 0)
+		return status;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR) {
 		spin_unlock_irqrestore(&qp->lock, flags);
-		softib_pkt_free(pkt);
+		softib_pkts_free(&pkts);
 		return -EINVAL;
 	}
 	if (qp->sq_count == qp->max_send_wr) {
 		/* as an HCA: the ULP posted more than max_send_wr outstanding */
 		spin_unlock_irqrestore(&qp->lock, flags);
-		softib_pkt_free(pkt);
+		softib_pkts_free(&pkts);
 		softib_count(sdev, SOFTIB_CNT_POST_SEND_FULL);
 		return -ENOMEM;
 	}
 	if (qp->state == IB_QPS_ERR) {
 		/* posted to a QP in error: flushed at once */
-		softib_pkt_free(pkt);
+		softib_pkts_free(&pkts);
 		softib_sq_add(qp, wr, len, IB_WC_WR_FLUSH_ERR, true);
 		softib_qp_flush_sq(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return 0;
 	}
-	if (!pkt) {
-		softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
+	if (status != IB_WC_SUCCESS) {
+		/* refused by the HCA: completes in error, nothing is sent */
+		if (status == IB_WC_LOC_LEN_ERR)
+			softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
 		softib_sq_add(qp, wr, len, status, true);
 		softib_sq_advance(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return 0;
 	}
 	seq = softib_sq_add(qp, wr, len, IB_WC_SUCCESS, false);
-	pkt->sqp = qp;
-	pkt->sseq = seq;
-	softib_count(sdev, SOFTIB_CNT_TX_PACKETS);
-	softib_count_add(sdev, SOFTIB_CNT_TX_BYTES, len);
-	if (!softib_send_from(sdev, pkt)) {
-		/* dropped by the device: the WR completes all the same */
-		softib_sq_entry(qp, qp->sq_count - 1)->no_pkt = true;
-		softib_sq_advance(qp);
+	list_for_each_entry_safe(pkt, tmp, &pkts, list) {
+		bool last = list_is_last(&pkt->list, &pkts);
+
+		list_del(&pkt->list);
+		/* the WR completes when its last packet has left */
+		pkt->sqp = last ? qp : NULL;
+		pkt->sseq = seq;
+		softib_count(sdev, SOFTIB_CNT_TX_PACKETS);
+		softib_count_add(sdev, SOFTIB_CNT_TX_BYTES, pkt->len);
+		if (!softib_send_from(sdev, pkt) && last) {
+			/* dropped by the device: the WR completes all the same */
+			softib_sq_entry(qp, qp->sq_count - 1)->no_pkt = true;
+			softib_sq_advance(qp);
+		}
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return 0;
@@ -724,6 +787,20 @@ static bool softib_qp_rx_keys(struct softib_dev *sdev, struct softib_qp *qp,
 	}
 }
 
+/* What the HCA's checksum engine says of a received UD packet. */
+static void softib_rx_csum(struct softib_dev *sdev, const struct softib_pkt *pkt, struct ib_wc *wc)
+{
+	switch (softib_csum_verify(pkt)) {
+	case 1:
+		wc->wc_flags |= IB_WC_IP_CSUM_OK;
+		softib_count(sdev, SOFTIB_CNT_RX_CSUM_OK);
+		break;
+	case -1:
+		softib_count(sdev, SOFTIB_CNT_RX_CSUM_BAD);
+		break;
+	}
+}
+
 void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt)
 {
 	struct ib_wc wc = {};
@@ -790,6 +867,8 @@ void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 			wc.wc_flags |= IB_WC_WITH_IMM;
 			wc.ex.imm_data = pkt->imm;
 		}
+		if (qp->ibqp.qp_type == IB_QPT_UD && sdev->ud_csum)
+			softib_rx_csum(sdev, pkt, &wc);
 		softib_count(sdev, SOFTIB_CNT_RX_PACKETS);
 		softib_count_add(sdev, SOFTIB_CNT_RX_BYTES, pkt->len);
 	}

@@ -29,6 +29,10 @@ static int softib_query_device(struct ib_device *ibdev, struct ib_device_attr *a
 	attr->max_qp_wr = SOFTIB_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
+	if (sdev->ud_csum)
+		attr->device_cap_flags |= IB_DEVICE_UD_IP_CSUM;
+	if (sdev->ud_tso)
+		attr->kernel_cap_flags |= IBK_UD_TSO;
 	attr->max_send_sge = SOFTIB_MAX_SEND_SGE;
 	attr->max_recv_sge = SOFTIB_MAX_RECV_SGE;
 	attr->max_sge_rd = 1;
