@@ -53,7 +53,13 @@ echo 8192 >/proc/sys/net/ipv4/neigh/default/gc_thresh1
 echo 16384 >/proc/sys/net/ipv4/neigh/default/gc_thresh2
 echo 32768 >/proc/sys/net/ipv4/neigh/default/gc_thresh3
 
-load_ib_core && load_softib ndevs=2 && load_ipoib || { fail setup "loading modules failed"; exit 0; }
+# BENCH_OFFLOAD=off: an HCA without UD checksum offload and LSO, so both
+# drivers checksum and segment in software
+offload_args=
+[ "${BENCH_OFFLOAD:-on}" = off ] && offload_args="ud_csum=0 ud_tso=0"
+# shellcheck disable=SC2086
+load_ib_core && load_softib ndevs=2 $offload_args && load_ipoib ||
+	{ fail setup "loading modules failed"; exit 0; }
 check_wait "ib0 and ib1 appear" 30 test -d /sys/class/net/ib1 || exit 0
 make_host a ib0 192.0.2.1/24 && make_host b ib1 192.0.2.2/24 &&
 	ip -n a addr add 198.18.0.1/15 dev ib0 || { fail "hosts" "netns setup failed"; exit 0; }
@@ -61,6 +67,8 @@ check_wait "carrier" 30 sh -c "/usr/sbin/ip -n a link show ib0 | grep -q LOWER_U
 	/usr/sbin/ip -n b link show ib1 | grep -q LOWER_UP" || exit 0
 check_wait "first ping" 30 in_host a ping -c 1 -W 1 192.0.2.2 || exit 0
 metric mtu "$(ip -n a -o link show ib0 | sed -n 's/.* mtu \([0-9]*\).*/\1/p')"
+# what the interface uses: 1 if TSO is on
+metric tso "$(in_host a ethtool -k ib0 | awk '$1 == "tcp-segmentation-offload:" { print ($2 == "on") }')"
 
 # --- the raw ceiling of the fabric ---
 blast() {	# blast SIZE TAG
@@ -96,8 +104,19 @@ iperf() {	# iperf NAME ARGS...: one iperf3 client run, JSON to $RES/NAME.json
 	return 1
 }
 
+# CPU time the whole guest spent (user, system, IRQ, softirq: both hosts,
+# the driver and softib) in ns, from /proc/stat. QEMU TCG has no PMU, so
+# perf stat has no cycles here: CPU time per byte stands in for cycles.
+# /proc/stat counts in USER_HZ, 100 on x86.
+busy_ns() {
+	awk '$1 == "cpu" { printf "%.0f\n", ($2 + $3 + $4 + $7 + $8) * 1e7; exit }' /proc/stat
+}
+c0=$(busy_ns)
 if step tcp && iperf tcp1; then
+	c1=$(busy_ns)
 	metric tcp1_bps "$(json_get $RES/tcp1.json sum_received bits_per_second)"
+	metric tcp1_cpu_ns_per_kB "$(awk -v c="$((c1 - c0))" -v b="$(json_get $RES/tcp1.json sum_received bytes)" \
+		'BEGIN { if (b > 0) printf "%.0f\n", c / b * 1000 }')"
 fi
 if step tcp && iperf tcp4 -P 4; then
 	metric tcp4_bps "$(json_get $RES/tcp4.json sum_received bits_per_second)"

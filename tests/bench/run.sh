@@ -15,6 +15,9 @@
 # more TCP run under `perf record -a` in each boot; the top of the profile
 # goes to build/bench/profile.<driver>.txt. BENCH_STEPS: comma-separated
 # subset of ceil,tcp,udp,ping,resolve (default all), for quick experiments.
+# BENCH_OFFLOADS (default "on off"): softib with its UD checksum offload and
+# LSO (what a ConnectX user has), without them, or both; each round boots
+# every driver in every mode, and each mode gets its own table.
 # KERNEL/KVER/KDIR as for make check.
 # Output: a table of medians with ours/stock and ours/ceiling ratios, the
 # same in build/bench/results.json, per-round figures in
@@ -38,6 +41,9 @@ ROUNDS=${BENCH_ROUNDS:-5}
 BT=${BENCH_T:-4}
 DRIVERS="ours stock"
 [ -n "${BENCH_ONLY:-}" ] && DRIVERS=$BENCH_ONLY
+OFFLOADS=${BENCH_OFFLOADS:-on off}
+# label DRIVER MODE: how rounds.txt names a driver in an offload mode
+label() { if [ "$2" = on ]; then echo "$1"; else echo "$1-$2"; fi; }
 OUT=$BUILD/bench
 LOGDIR=$OUT/logs/$(date +%Y%m%d-%H%M%S)-$$
 mkdir -p "$LOGDIR"
@@ -50,8 +56,9 @@ if [ -n "${BENCH_REPORT:-}" ]; then
 	# only the table, from an earlier run's rounds.txt
 	cp "$BENCH_REPORT" "$ROUNDS_TXT" || die "no $BENCH_REPORT"
 	ROUNDS=$(awk '$1 > n { n = $1 } END { print n + 0 }' "$ROUNDS_TXT")
-	DRIVERS=$(awk '{ print $2 }' "$ROUNDS_TXT" | sort -u | tr '\n' ' ')
+	DRIVERS=$(awk '{ sub(/-off$/, "", $2); print $2 }' "$ROUNDS_TXT" | sort -u | tr '\n' ' ')
 	DRIVERS=${DRIVERS% }
+	OFFLOADS=$(awk '{ print ($2 ~ /-off$/) ? "off" : "on" }' "$ROUNDS_TXT" | sort -ru | tr '\n' ' ')
 fi
 [ -n "$KERNEL_SKIP" ] && die "$KERNEL_SKIP"
 [ -n "${BENCH_REPORT:-}" ] || {
@@ -80,30 +87,35 @@ fi
 INITRAMFS_EXTRA=$extra "$HERE/../vm/mkinitramfs.sh" "$LOGDIR/initrd" >"$LOGDIR/initramfs.log" 2>&1 ||
 	{ tail -n 20 "$LOGDIR/initramfs.log"; die "initramfs failed"; }
 
-# round R DRIVER: one boot; appends "R DRIVER NAME VALUE" lines to rounds.txt
+# round R DRIVER MODE: one boot; appends "R LABEL NAME VALUE" lines to
+# rounds.txt (LABEL: the driver, "-off" added without offloads)
 : >"$ROUNDS_TXT"
 round() {
-	local r=$1 d=$2 out=$LOGDIR/r$1.$2 nonce tb res
+	local r=$1 d=$2 m=$3 l out nonce tb res
+	l=$(label "$d" "$m")
+	out=$LOGDIR/r$r.$l
 	nonce=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 	tb=$(date +%s)
 	VM_TIMEOUT=${BENCH_VM_TIMEOUT:-600} qemu_run 0 "$LOGDIR/initrd" "$out" \
-		"CASE_FILE=bench/guest CASE_NAME=bench IPOIB_DRIVER=$d VM_ID=0 VM_COUNT=1 TEST_NONCE=$nonce BENCH_T=$BT BENCH_PROFILE=${BENCH_PROFILE:-0} BENCH_STEPS=${BENCH_STEPS:-all}"
+		"CASE_FILE=bench/guest CASE_NAME=bench IPOIB_DRIVER=$d VM_ID=0 VM_COUNT=1 TEST_NONCE=$nonce BENCH_T=$BT BENCH_PROFILE=${BENCH_PROFILE:-0} BENCH_STEPS=${BENCH_STEPS:-all} BENCH_OFFLOAD=$m"
 	res=$(tr -d '\r' <"$out.results")
 	grep '^PROF ' <<<"$res" | sed 's/^PROF //' >"$out.profile"
-	[ -s "$out.profile" ] && cp "$out.profile" "$OUT/profile.$d.txt"
-	printf '%s\n' "$res" | awk -v r="$r" -v d="$d" '$1 == "BENCH" && $2 != "driver" { print r, d, $2, $3 }' \
+	[ -s "$out.profile" ] && cp "$out.profile" "$OUT/profile.$l.txt"
+	printf '%s\n' "$res" | awk -v r="$r" -v d="$l" '$1 == "BENCH" && $2 != "driver" { print r, d, $2, $3 }' \
 		>>"$ROUNDS_TXT"
-	printf '# round %s %-5s %3s s' "$r" "$d" $(($(date +%s) - tb))
+	printf '# round %s %-9s %3s s' "$r" "$l" $(($(date +%s) - tb))
 	grep -qx "END $nonce" <<<"$res" || printf ', no end marker (VM died or timed out)'
 	printf ', %s figures' "$(grep -c '^BENCH ' <<<"$res")"
 	grep '^not ok' <<<"$res" | sed 's/^/\n#   /' | tr -d '\n'
 	echo
 }
 
-echo "bench: $ROUNDS rounds of [$DRIVERS], iperf3 ${BT} s, kernel $KVER, logs ${LOGDIR#"$REPO"/}"
+echo "bench: $ROUNDS rounds of [$DRIVERS] with offloads [$OFFLOADS], iperf3 ${BT} s, kernel $KVER, logs ${LOGDIR#"$REPO"/}"
 for r in $(seq 1 "$ROUNDS"); do
-	for d in $DRIVERS; do
-		round "$r" "$d"
+	for m in $OFFLOADS; do
+		for d in $DRIVERS; do
+			round "$r" "$d" "$m"
+		done
 	done
 done
 cp "$ROUNDS_TXT" "$OUT/rounds.txt"
@@ -111,7 +123,11 @@ cp "$ROUNDS_TXT" "$OUT/rounds.txt"
 [ -n "${BENCH_REPORT:-}" ] && cp "$ROUNDS_TXT" "$OUT/rounds.txt"
 
 # --- medians, ratios, table, JSON ---
-awk -v json="$OUT/results.json" -v kver="$KVER" -v rounds="$ROUNDS" -v drivers="$DRIVERS" '
+# table MODE JSON: the table of one offload mode; A and B are the labels of
+# ours and stock in rounds.txt
+table() {
+awk -v json="$2" -v kver="$KVER" -v rounds="$ROUNDS" -v drivers="$DRIVERS" -v mode="$1" \
+	-v A="$(label ours "$1")" -v B="$(label stock "$1")" '
 function median(key,    n, i, j, t, a) {
 	n = cnt[key]
 	if (!n)
@@ -154,31 +170,33 @@ END {
 				add(d SUBSEP "resolve" n "_q_per_gid", per[r, d, "resolve" n "_sa_queries"] / n)
 	}
 	# name, label, unit scale, precision, better (h/l), target ours/stock, ceiling key
-	nm = split("tcp1_bps tcp4_bps udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh ceil_small_pps ceil_big_Bps", M, " ")
+	nm = split("tcp1_bps tcp4_bps tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh ceil_small_pps ceil_big_Bps", M, " ")
 	L["tcp1_bps"] = "TCP 1 stream (Mbit/s)";	S["tcp1_bps"] = 1e6;	P["tcp1_bps"] = 1;	G["tcp1_bps"] = ">= 1.3";	C["tcp1_bps"] = "tcp1_ceil"
 	L["tcp4_bps"] = "TCP 4 streams (Mbit/s)";	S["tcp4_bps"] = 1e6;	P["tcp4_bps"] = 1;	G["tcp4_bps"] = ">= 1.3";	C["tcp4_bps"] = "tcp4_ceil"
+	L["tcp1_cpu_ns_per_kB"] = "TCP 1 CPU us/MB (guest)";	S["tcp1_cpu_ns_per_kB"] = 1;	P["tcp1_cpu_ns_per_kB"] = 0;	G["tcp1_cpu_ns_per_kB"] = "<= 0.8"
 	L["udp64_pps"] = "UDP 64 B (kpps rcvd)";	S["udp64_pps"] = 1e3;	P["udp64_pps"] = 1;	G["udp64_pps"] = ">= 1.3";	C["udp64_pps"] = "udp64_ceil"
 	L["udp64_dev_rx_pps"] = "UDP 64 B ib1 rx (kpps)";	S["udp64_dev_rx_pps"] = 1e3;	P["udp64_dev_rx_pps"] = 1;	G["udp64_dev_rx_pps"] = "";	C["udp64_dev_rx_pps"] = "udp64_dev_ceil"
 	L["rtt_p50_us"] = "ping RTT p50 (us)";	S["rtt_p50_us"] = 1;	P["rtt_p50_us"] = 0;	G["rtt_p50_us"] = "<= 0.9"
 	L["rtt_p99_us"] = "ping RTT p99 (us)";	S["rtt_p99_us"] = 1;	P["rtt_p99_us"] = 0;	G["rtt_p99_us"] = ""
 	L["resolve100_ms"] = "resolve 100 dst (ms)";	S["resolve100_ms"] = 1;	P["resolve100_ms"] = 1;	G["resolve100_ms"] = ""
-	L["resolve1000_ms"] = "resolve 1000 dst (ms)";	S["resolve1000_ms"] = 1;	P["resolve1000_ms"] = 1;	G["resolve1000_ms"] = "<= 0.5"
+	L["resolve1000_ms"] = "resolve 1000 dst (ms)";	S["resolve1000_ms"] = 1;	P["resolve1000_ms"] = 1;	G["resolve1000_ms"] = "<= 0.8"
 	L["resolve1000_send_ms"] = "  of which sendto loop (ms)";	S["resolve1000_send_ms"] = 1;	P["resolve1000_send_ms"] = 1;	G["resolve1000_send_ms"] = ""
 	L["resolve100_q_per_gid"] = "SA queries/GID (100)";	S["resolve100_q_per_gid"] = 1;	P["resolve100_q_per_gid"] = 2;	G["resolve100_q_per_gid"] = "ours == 1"
 	L["resolve1000_q_per_gid"] = "SA queries/GID (1000)";	S["resolve1000_q_per_gid"] = 1;	P["resolve1000_q_per_gid"] = 2;	G["resolve1000_q_per_gid"] = "ours == 1"
-	L["resolve1000_slab_B_per_neigh"] = "slab B/neighbour (1000)";	S["resolve1000_slab_B_per_neigh"] = 1;	P["resolve1000_slab_B_per_neigh"] = 0;	G["resolve1000_slab_B_per_neigh"] = ""
+	L["resolve1000_slab_B_per_neigh"] = "slab B/neighbour (1000)";	S["resolve1000_slab_B_per_neigh"] = 1;	P["resolve1000_slab_B_per_neigh"] = 0;	G["resolve1000_slab_B_per_neigh"] = "<= 1.0"
 	L["ceil_small_pps"] = "ceiling 96 B (kpps)";	S["ceil_small_pps"] = 1e3;	P["ceil_small_pps"] = 1;	G["ceil_small_pps"] = ""
 	L["ceil_big_Bps"] = "ceiling 2048 B (Mbit/s)";	S["ceil_big_Bps"] = 1e6 / 8;	P["ceil_big_Bps"] = 1;	G["ceil_big_Bps"] = ""
 
-	printf "\n%-26s %12s %12s %11s %9s %13s\n", "medians of " rounds " rounds", "ours", "stock", "ours/stock", "target", "ours/ceiling"
+	printf "\noffloads %s (softib ud_csum/ud_tso %s)\n", mode, mode == "on" ? "1" : "0"
+	printf "%-26s %12s %12s %11s %9s %13s\n", "medians of " rounds " rounds", "ours", "stock", "ours/stock", "target", "ours/ceiling"
 	printf "%-26s %12s %12s %11s %9s %13s\n", "--------------------------", "------------", "------------", "-----------", "---------", "-------------"
-	printf "{\n  \"kernel\": \"%s\",\n  \"rounds\": %d,\n  \"drivers\": \"%s\",\n  \"note\": \"medians over rounds; ours/stock = ratio of the medians; ours/ceiling = median of per-boot ratios to the softib blast ceiling measured in the same boot (TCP: bytes/s at 2048-byte frames, UDP: packets/s at 96-byte frames)\",\n  \"metrics\": {\n", kver, rounds, drivers >json
+	printf "{\n  \"kernel\": \"%s\",\n  \"offloads\": \"%s\",\n  \"rounds\": %d,\n  \"drivers\": \"%s\",\n  \"note\": \"medians over rounds; ours/stock = ratio of the medians; ours/ceiling = median of per-boot ratios to the softib blast ceiling measured in the same boot (TCP: bytes/s at 2048-byte frames, UDP: packets/s at 96-byte frames)\",\n  \"metrics\": {\n", kver, mode, rounds, drivers >json
 	for (i = 1; i <= nm; i++) {
 		m = M[i]
-		o = median("ours" SUBSEP m); s = median("stock" SUBSEP m)
+		o = median(A SUBSEP m); s = median(B SUBSEP m)
 		rt = ratio(o, s)
-		ce = (m in C) ? median("ours" SUBSEP C[m]) : ""
-		cs = (m in C) ? median("stock" SUBSEP C[m]) : ""
+		ce = (m in C) ? median(A SUBSEP C[m]) : ""
+		cs = (m in C) ? median(B SUBSEP C[m]) : ""
 		printf "%-26s %12s %12s %11s %9s %13s\n", L[m], fmt(o, S[m], P[m]), fmt(s, S[m], P[m]),
 			fmt(rt, 1, 2), G[m], (m in C) ? fmt(ce, 1, 2) " (st " fmt(cs, 1, 2) ")" : ""
 		if (m in C && ratio(ce, cs) != "")
@@ -189,13 +207,24 @@ END {
 	printf "  }\n}\n" >json
 	close(json)
 }' "$ROUNDS_TXT"
+}
+for m in $OFFLOADS; do
+	if [ "$m" = on ]; then
+		table on "$OUT/results.json"
+	else
+		table "$m" "$OUT/results.$m.json"
+	fi
+done
 
 echo
 echo "bench: results in ${OUT#"$REPO"/}/results.json, per-round figures in ${OUT#"$REPO"/}/rounds.txt ($(($(date +%s) - T0)) s)"
 echo "bench: every figure is from QEMU TCG on a shared machine: compare the ratios, not the absolute numbers"
 # could not measure = some driver has no figure at all
 rc=0
-for d in $DRIVERS; do
-	grep -q " $d tcp1_bps " "$OUT/rounds.txt" || { echo "bench: no figures for $d" >&2; rc=1; }
+for m in $OFFLOADS; do
+	for d in $DRIVERS; do
+		grep -q " $(label "$d" "$m") tcp1_bps " "$OUT/rounds.txt" ||
+			{ echo "bench: no figures for $(label "$d" "$m")" >&2; rc=1; }
+	done
 done
 exit $rc
