@@ -98,6 +98,7 @@ enum ipoib_resync_reason {
 	IPOIB_RESYNC_TX_TIMEOUT,/* the send queue stalled */
 	IPOIB_RESYNC_CQ_ERROR,	/* a CQ overflowed: new CQs and QP */
 	IPOIB_RESYNC_GID,	/* our port GID changed (the SM's subnet prefix) */
+	IPOIB_RESYNC_SEND_ERR,	/* a send failed: the send queue may be in SQE */
 	IPOIB_RESYNC_NR,
 };
 
@@ -113,6 +114,7 @@ enum ipoib_rl {
 	IPOIB_RL_BCAST_REC,
 	IPOIB_RL_ATTACH,
 	IPOIB_RL_AH,
+	IPOIB_RL_SQE,
 	IPOIB_RL_NR,
 };
 
@@ -473,6 +475,7 @@ int ipoib_ib_start(struct ipoib_dev_priv *priv);
 void ipoib_ib_stop(struct ipoib_dev_priv *priv);
 void ipoib_ib_destroy_qp(struct ipoib_dev_priv *priv);
 int ipoib_ib_set_qkey(struct ipoib_dev_priv *priv, u32 qkey);
+void ipoib_ib_sq_recover(struct ipoib_dev_priv *priv);
 int ipoib_ib_recreate(struct ipoib_dev_priv *priv);
 void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		struct ipoib_ah *ah, u32 qpn);

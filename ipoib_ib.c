@@ -495,8 +495,11 @@ static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 		u64_stats_inc(&priv->tx_stats.errors);
 	}
 	u64_stats_update_end(&priv->tx_stats.syncp);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
 		netdev_dbg(priv->dev, "send error status %d\n", wc->status);
+		/* the HCA stopped the send queue (SQE): the resync restarts it */
+		ipoib_queue_resync(priv, IPOIB_RESYNC_SEND_ERR);
+	}
 
 	dev_consume_skb_any(buf->skb);
 	buf->skb = NULL;
@@ -682,6 +685,31 @@ int ipoib_ib_set_qkey(struct ipoib_dev_priv *priv, u32 qkey)
 	if (!test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
 		return 0;
 	return ib_modify_qp(priv->qp, &attr, IB_QP_QKEY);
+}
+
+/*
+ * After a send completed in error, a UD QP's send queue is in SQE: it
+ * flushes every send until it is moved back to RTS (receives go on).
+ * Resync work, under op_mutex, so the QP is not being replaced.
+ */
+void ipoib_ib_sq_recover(struct ipoib_dev_priv *priv)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	int ret;
+
+	lockdep_assert_held(&priv->op_mutex);
+	if (!priv->qp || !test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
+		return;
+	ret = ib_query_qp(priv->qp, &attr, IB_QP_STATE, &init);
+	if (ret || attr.qp_state != IB_QPS_SQE)
+		return;
+	attr.qp_state = IB_QPS_RTS;
+	ret = ib_modify_qp(priv->qp, &attr, IB_QP_STATE);
+	ipoib_warn_ratelimited(priv, IPOIB_RL_SQE,
+			       "send queue error: %s\n",
+			       ret ? "cannot move the QP back to RTS" :
+				     "QP back to RTS");
 }
 
 static void ipoib_drain_cqs(struct ipoib_dev_priv *priv)

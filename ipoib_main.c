@@ -210,6 +210,8 @@ static void ipoib_resync_task(struct work_struct *work)
 		ipoib_cq_recover(priv);
 		restart = false;
 	}
+	if (reasons & BIT(IPOIB_RESYNC_SEND_ERR))
+		ipoib_ib_sq_recover(priv);
 
 	if (reasons & BIT(IPOIB_RESYNC_PKEY) && ipoib_pkey_check(priv, &pkey)) {
 		ipoib_pkey_changed(priv, pkey);

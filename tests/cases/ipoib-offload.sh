@@ -38,7 +38,7 @@ iperf_serve() {
 	in_host "$1" iperf3 -s -D -p 5201 >/dev/null 2>&1
 	wait_for 10 sh -c "/usr/sbin/ip netns exec $1 ss -ltn | grep -q :5201"
 }
-bulk() { in_host "$1" iperf3 -c "$2" -p 5201 -t 1 >/dev/null 2>&1; }
+bulk() { in_host "$1" timeout 15 iperf3 -c "$2" -p 5201 -t 1 >/dev/null 2>&1; }
 
 check "load the IB core" load_ib_core
 check "load softib ndevs=2 (offloads on: the default)" load_softib ndevs=2
@@ -123,10 +123,13 @@ check "b's TCP still saw no checksum error" test "$(snmp b Tcp InCsumErrors)" = 
 
 # --- LSO work requests the HCA refuses ---
 # The next N LSO WRs of sib0 read as mss 0, then as a header one byte
-# short of the TCP header's end: each completes in error (tx_lso_err),
-# the driver takes it (ours counts a TX error; the stock driver logs
-# "failed send event") and TCP retransmits the data.
+# short of the TCP header's end: each completes in error (tx_lso_err) and
+# stops the UD QP's send queue in SQE, as on hardware (every send is
+# flushed until the QP is moved back to RTS). The driver must notice and
+# move it back (ours counts a TX error and logs it; the stock driver logs
+# "failed send event" and the move), and TCP retransmits the data.
 err0=$(cnt sib0 tx_lso_err)
+sqe0=$(cnt sib0 sq_error)
 txe0=$(tx_errors a ib0)
 dmesg_mark lso
 echo 3 >"$(sib sib0 lso_bad_mss)"
@@ -142,12 +145,16 @@ tcp_echo_serve b 5207
 tcp_echo_check "TCP a -> b -> a after six refused LSO work requests" a 10.9.0.2 5207 2048
 check "softib completed six LSO WRs in error (tx_lso_err +$(($(cnt sib0 tx_lso_err) - err0)))" \
 	test "$(cnt sib0 tx_lso_err)" = "$((err0 + 6))"
+check "each stopped the UD send queue (SQE; sq_error +$(($(cnt sib0 sq_error) - sqe0)))" \
+	test "$(cnt sib0 sq_error)" = "$((sqe0 + 6))"
+logged() { dmesg_since_mark | grep -q "$1"; }
 if [ "$IPOIB_DRIVER" = ours ]; then
 	check "ib0 counted the six failed sends (tx_errors $txe0 -> $(tx_errors a ib0))" \
 		test "$(tx_errors a ib0)" = "$((txe0 + 6))"
+	check "ib0 logged the QP's way back to RTS" logged "send queue error: QP back to RTS"
 else
-	logged() { dmesg_since_mark | grep -q "failed send event"; }
-	check "stock logged the failed sends" logged
+	check "stock logged the failed sends" logged "failed send event"
+	check "stock logged the QP's way back to RTS" logged "moved from IB_QPS_SQE to IB_QPS_RTS"
 fi
 check_wait "ping a -> b after the refused WRs" 10 pings a 10.9.0.2
 

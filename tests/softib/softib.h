@@ -104,6 +104,7 @@ enum softib_counter {
 	SOFTIB_CNT_TX_LSO_ERR,		/* LSO WRs completed in error */
 	SOFTIB_CNT_RX_CSUM_OK,		/* receives flagged IB_WC_IP_CSUM_OK */
 	SOFTIB_CNT_RX_CSUM_BAD,		/* IPv4 TCP/UDP receives whose checksum is wrong */
+	SOFTIB_CNT_SQ_ERROR,		/* UD QPs whose send queue stopped in SQE */
 	SOFTIB_NR_COUNTERS
 };
 

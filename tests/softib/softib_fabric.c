@@ -60,6 +60,7 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_TX_LSO_ERR] = "tx_lso_err",
 	[SOFTIB_CNT_RX_CSUM_OK] = "rx_csum_ok",
 	[SOFTIB_CNT_RX_CSUM_BAD] = "rx_csum_bad",
+	[SOFTIB_CNT_SQ_ERROR] = "sq_error",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */

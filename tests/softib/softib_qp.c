@@ -190,7 +190,7 @@ void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn,
 	spin_lock_irqsave(&qp->lock, flags);
 	if ((s32)(seq - qp->sq_done) > 0)
 		qp->sq_done = seq;
-	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD || qp->state == IB_QPS_SQE)
 		softib_sq_advance(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
@@ -521,9 +521,10 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 	struct softib_pkt *pkt, *tmp;
 	u16 pkey_index, pkey;
 	unsigned long flags;
+	int i, status = IB_WC_SUCCESS;
 	LIST_HEAD(pkts);
 	u32 len = 0, seq;
-	int i, status;
+	bool sqe;
 
 	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM &&
 	    wr->opcode != IB_WR_LSO)
@@ -548,12 +549,16 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 	pkey = READ_ONCE(sdev->pkeys[pkey_index]);
 	if (!(pkey & 0x7fff))
 		return -EINVAL;
-	status = softib_build_pkts(sdev, qp, wr, len, pkey, &pkts);
-	if (status < 0)
-		return status;
+	/* a send queue in SQE looks at no WR: it flushes them */
+	sqe = READ_ONCE(qp->state) == IB_QPS_SQE;
+	if (!sqe) {
+		status = softib_build_pkts(sdev, qp, wr, len, pkey, &pkts);
+		if (status < 0)
+			return status;
+	}
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR) {
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR && qp->state != IB_QPS_SQE) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		softib_pkts_free(&pkts);
 		return -EINVAL;
@@ -573,11 +578,27 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return 0;
 	}
+	if (sqe || qp->state == IB_QPS_SQE) {
+		/* the send queue stopped at an error: flushed until RTS again */
+		softib_pkts_free(&pkts);
+		softib_sq_add(qp, wr, len, IB_WC_WR_FLUSH_ERR, true);
+		softib_sq_advance(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return 0;
+	}
 	if (status != IB_WC_SUCCESS) {
-		/* refused by the HCA: completes in error, nothing is sent */
+		/*
+		 * Refused by the HCA: completes in error, nothing is sent, and
+		 * a UD QP's send queue stops in SQE (IBA 10.3.1) until the ULP
+		 * moves it back to RTS; receives go on.
+		 */
 		if (status == IB_WC_LOC_LEN_ERR)
 			softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
 		softib_sq_add(qp, wr, len, status, true);
+		if (qp->ibqp.qp_type == IB_QPT_UD) {
+			WRITE_ONCE(qp->state, IB_QPS_SQE);
+			softib_count(sdev, SOFTIB_CNT_SQ_ERROR);
+		}
 		softib_sq_advance(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return 0;
@@ -813,7 +834,7 @@ void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 	BUILD_BUG_ON(sizeof(pkt->grh) != SOFTIB_GRH_BYTES);
 
 	state = READ_ONCE(qp->state);
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS) {
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS && state != IB_QPS_SQE) {
 		softib_count(sdev, SOFTIB_CNT_DROP_QP_STATE);
 		return;
 	}
@@ -821,7 +842,7 @@ void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 		return;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS) {
+	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQE) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		softib_count(sdev, SOFTIB_CNT_DROP_QP_STATE);
 		return;
