@@ -35,7 +35,7 @@ COMPRESS=${INITRAMFS_COMPRESS:-lz4}
 # Kernel modules the tests may load (with what modules.dep says they need).
 # Built-in ones (e.g. veth in the debug kernel) are skipped.
 KMODS="ib_core ib_cm ib_umad ib_uverbs iw_cm rdma_cm rdma_ucm veth bridge dummy
-       8021q virtio_pci virtio_net"
+       8021q bonding virtio_pci virtio_net"
 # User-space tools with their shared libraries.
 TOOLS="/usr/sbin/ip /usr/bin/rdma /usr/sbin/tc /usr/sbin/bridge /usr/bin/ss
        /usr/bin/iperf3 /usr/sbin/ethtool /usr/bin/ping /usr/sbin/ibstat
