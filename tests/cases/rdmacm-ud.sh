@@ -4,7 +4,10 @@
 # vms: 1
 # boot: shared
 # timeout: 480
-# sm: embedded
+# sm: embedded opensm
+# tier: debug
+# debug-drivers: ours
+# debug-sm: embedded
 #
 # rdma_cm over our interfaces, as RDMA consumers (NFS/RDMA, iSER, RDS, MPI)
 # use it: tests/rdmacm/rdmacm_test.ko, a kernel rdma_cm consumer in the UD
