@@ -69,7 +69,7 @@ done
 # --- the broadcast group ---
 cat "$SA/sa_groups"
 check "broadcast group: qkey 0x0b1b, mtu 2048, pkey 0xffff, mlid 0xc001-0xfffe" \
-	grep -Eq "^$BCAST mlid 0x(c00[1-9a-f]|c0[1-9a-f][0-9a-f]|c[1-9a-f][0-9a-f]{2}|[d-f][0-9a-f]{3}) qkey 0x00000b1b mtu 2048 pkey 0xffff$" "$SA/sa_groups"
+	grep -Eq "^$BCAST mlid 0x(c00[1-9a-f]|c0[1-9a-f][0-9a-f]|c[1-9a-f][0-9a-f]{2}|[d-f][0-9a-f]{3}) qkey 0x00000b1b mtu 2048 pkey 0xffff sl 0$" "$SA/sa_groups"
 for h in 0:"$GID0" 1:"$GID1" 2:"$GID2"; do
 	check "broadcast group lists ib${h%%:*} (${h#*:}) as full member" \
 		sa_member $BCAST "${h#*:}" 0x1

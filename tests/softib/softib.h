@@ -105,6 +105,7 @@ enum softib_counter {
 	SOFTIB_CNT_RX_CSUM_OK,		/* receives flagged IB_WC_IP_CSUM_OK */
 	SOFTIB_CNT_RX_CSUM_BAD,		/* IPv4 TCP/UDP receives whose checksum is wrong */
 	SOFTIB_CNT_SQ_ERROR,		/* UD QPs whose send queue stopped in SQE */
+	SOFTIB_CNT_DROP_SL,		/* sent on an SL the fabric drops (sl_drop) */
 	SOFTIB_NR_COUNTERS
 };
 
@@ -401,6 +402,7 @@ void softib_fabric_dev_stop(struct softib_dev *sdev);	/* sleeps; drops queued pa
 void softib_fabric_set_seed(u32 seed);
 extern unsigned int softib_loss_pct, softib_dup_pct, softib_reorder_pct, softib_corrupt_pct;
 extern u32 softib_seed;
+extern u32 softib_sl_drop;	/* debugfs sl_drop: mask of SLs dropped */
 
 static inline void softib_count(struct softib_dev *sdev, enum softib_counter c)
 {

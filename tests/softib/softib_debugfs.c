@@ -494,6 +494,7 @@ void softib_debugfs_init(void)
 	debugfs_create_file_unsafe("corrupt_pct", 0600, root, &softib_corrupt_pct,
 				   &softib_pct_fops);
 	debugfs_create_file_unsafe("seed", 0600, root, NULL, &softib_seed_fops);
+	debugfs_create_x32("sl_drop", 0600, root, &softib_sl_drop);
 }
 
 void softib_debugfs_exit(void)

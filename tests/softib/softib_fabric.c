@@ -61,10 +61,12 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_RX_CSUM_OK] = "rx_csum_ok",
 	[SOFTIB_CNT_RX_CSUM_BAD] = "rx_csum_bad",
 	[SOFTIB_CNT_SQ_ERROR] = "sq_error",
+	[SOFTIB_CNT_DROP_SL] = "drop_sl",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */
 unsigned int softib_loss_pct, softib_dup_pct, softib_reorder_pct, softib_corrupt_pct;
+u32 softib_sl_drop;
 u32 softib_seed = 1;
 
 static DEFINE_SPINLOCK(softib_fault_lock);	/* protects softib_rnd */
@@ -358,6 +360,13 @@ out_free:
 static void softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
 {
 	bool corrupt;
+
+	/* sl_drop: SLs that the SL-to-VL tables send to VL15 (SMPs go there anyway) */
+	if (pkt->dqpn && (READ_ONCE(softib_sl_drop) & BIT(pkt->sl & 0xf))) {
+		softib_count(sdev, SOFTIB_CNT_DROP_SL);
+		softib_pkt_free(pkt);
+		return;
+	}
 
 	if (softib_chance(READ_ONCE(softib_loss_pct))) {
 		softib_count(sdev, SOFTIB_CNT_DROP_FAULT);

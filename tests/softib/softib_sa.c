@@ -13,7 +13,7 @@
  * port GID with the OR of the JoinState bits it joined with. A group that
  * does not exist is created by its first full member (or send-only full
  * member) with the SA defaults unless the creator gives its own values:
- * Q_Key 0x0b1b, MTU min(sa_mtu, smallest local port MTU), 40 Gb/s, SL 0, as
+ * Q_Key 0x0b1b, MTU min(sa_mtu, smallest local port MTU), 40 Gb/s, SL sa_sl, as
  * OpenSM pre-creates the IPoIB broadcast group. Like OpenSM, which never
  * deletes the broadcast groups it pre-creates, the SA keeps an empty IPoIB
  * broadcast group (ff1S:401b:PKEY::ffff:ffff); every other group is deleted
@@ -245,6 +245,16 @@ static unsigned int sa_mtu = 2048;
 module_param(sa_mtu, uint, 0444);
 MODULE_PARM_DESC(sa_mtu,
 		 "SA default MTU of new multicast groups and of paths, bytes (256-4096) or enum ib_mtu 1-5 (default 2048)");
+
+static unsigned int sa_sl;
+module_param(sa_sl, uint, 0444);
+MODULE_PARM_DESC(sa_sl,
+		 "SL of every PathRecord, of new multicast groups and of the ports' SMSL (0-14, default 0)");
+
+unsigned int softib_sa_sl(void)
+{
+	return sa_sl;
+}
 
 /* Everything a request handler needs, gathered before the lock is taken */
 struct softib_sa_req {
@@ -587,7 +597,7 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 		return SOFTIB_SA_ERR_NO_RECORDS;
 	if ((mask & IB_SA_PATH_REC_SLID) && be16_to_cpu(rec.ib.slid) != slid)
 		return SOFTIB_SA_ERR_NO_RECORDS;
-	if ((mask & IB_SA_PATH_REC_SL) && rec.sl)
+	if ((mask & IB_SA_PATH_REC_SL) && rec.sl != sa_sl)
 		return SOFTIB_SA_ERR_NO_RECORDS;
 	pkey = softib_sa_path_pkey(&rec.sgid, &rec.dgid,
 				   mask & IB_SA_PATH_REC_PKEY,
@@ -624,7 +634,7 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 	rec.reversible = 1;
 	rec.numb_path = 1;
 	rec.qos_class = 0;
-	rec.sl = 0;
+	rec.sl = sa_sl;
 	rec.mtu_selector = IB_SA_EQ;
 	rec.mtu = r->mtu;
 	rec.rate_selector = IB_SA_EQ;
@@ -803,8 +813,7 @@ static u16 softib_sa_group_attrs(const struct softib_sa_req *r,
 	grec->pkey |= 0x8000;
 	if (mask & IB_SA_MCMEMBER_REC_TRAFFIC_CLASS)
 		grec->tclass = req->tclass;
-	if (mask & IB_SA_MCMEMBER_REC_SL)
-		grec->sl = req->sl;
+	grec->sl = mask & IB_SA_MCMEMBER_REC_SL ? req->sl : sa_sl;
 	if (mask & IB_SA_MCMEMBER_REC_FLOW_LABEL)
 		grec->flow = req->flow;
 	if (mask & IB_SA_MCMEMBER_REC_HOP_LIMIT)
@@ -1333,9 +1342,10 @@ static int softib_sa_groups_show(struct seq_file *s, void *unused)
 
 	spin_lock_irqsave(&softib_sa.lock, flags);
 	list_for_each_entry(group, &softib_sa.groups, list) {
-		seq_printf(s, "%pI6 mlid 0x%04x qkey 0x%08x mtu %d pkey 0x%04x\n",
+		seq_printf(s, "%pI6 mlid 0x%04x qkey 0x%08x mtu %d pkey 0x%04x sl %u\n",
 			   group->rec.mgid.raw, group->rec.mlid, group->rec.qkey,
-			   ib_mtu_enum_to_int(group->rec.mtu), group->rec.pkey);
+			   ib_mtu_enum_to_int(group->rec.mtu), group->rec.pkey,
+			   group->rec.sl);
 		list_for_each_entry(member, &group->members, list)
 			seq_printf(s, "  member %pI6 join_state 0x%x\n",
 				   member->gid.raw, member->join);
@@ -1460,6 +1470,11 @@ static struct dentry *softib_sa_root;
 int softib_sa_init(struct dentry *root)
 {
 	u8 mtu;
+
+	if (sa_sl > 14) {
+		pr_err("sa_sl %u: SL 15 is VL15's, and SLs end there\n", sa_sl);
+		return -EINVAL;
+	}
 
 	if (sa_mtu >= IB_MTU_256 && sa_mtu <= IB_MTU_4096)
 		mtu = sa_mtu;

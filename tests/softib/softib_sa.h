@@ -50,6 +50,8 @@ void softib_sa_exit(void);
 bool softib_sa_handle(struct softib_dev *sm, const struct softib_pkt *req);
 /* SM restart: forget every multicast group and member. Any context. */
 void softib_sa_restart(void);
+/* The sa_sl parameter: SL of paths, new groups and the ports' SMSL. */
+unsigned int softib_sa_sl(void);
 /*
  * Does the SA's state route group @mlid to the port whose GID is @gid (a
  * full member or a non-member of it; a send-only member does not receive),

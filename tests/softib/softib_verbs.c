@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "softib.h"
+#include "softib_sa.h"
 
 static int softib_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			       struct ib_udata *udata)
@@ -72,7 +73,7 @@ static int softib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_a
 	attr->sm_lid = softib_sm_lid();
 	attr->lmc = 0;
 	attr->max_vl_num = 1;
-	attr->sm_sl = 0;
+	attr->sm_sl = softib_sa_sl();
 	attr->subnet_timeout = 18;
 	attr->active_width = IB_WIDTH_4X;
 	attr->active_speed = IB_SPEED_QDR;
