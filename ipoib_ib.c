@@ -849,7 +849,6 @@ void ipoib_ib_stop(struct ipoib_dev_priv *priv)
 	}
 }
 
-/* The two CQs and the UD QP, left in RESET. */
 /* The HCA cuts TSO skbs (UD LSO); ConnectX offers it with the checksums. */
 static bool ipoib_hca_lso(struct ipoib_dev_priv *priv)
 {
@@ -881,6 +880,7 @@ static void ipoib_ib_set_features(struct ipoib_dev_priv *priv)
 	dev->features |= hw;
 }
 
+/* The two CQs and the UD QP, left in RESET. */
 static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 {
 	struct ib_cq_init_attr cq_attr = {};
