@@ -223,7 +223,8 @@ enum ib_wc_status softib_lso_segment(struct softib_dev *sdev, const struct ib_se
 	thoff = softib_lso_check_hdr(hdr, hlen);
 	if (!thoff || !mss)
 		return IB_WC_LOC_QP_OP_ERR;
-	if (hlen + mss > mtu || len > SOFTIB_LSO_MAX_PAYLOAD)
+	/* hlen <= SOFTIB_LSO_MAX_HDR <= the smallest MTU: no wrap (mss is an int) */
+	if (mss > mtu - hlen || len > SOFTIB_LSO_MAX_PAYLOAD)
 		return IB_WC_LOC_LEN_ERR;
 
 	do {
