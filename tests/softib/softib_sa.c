@@ -44,7 +44,9 @@
 #include <linux/build_bug.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/inet.h>
+#include <linux/jhash.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/module.h>
@@ -83,7 +85,8 @@
 /* Bounds on what the wire can make the SA allocate */
 #define SOFTIB_SA_MAX_GROUPS	1024
 #define SOFTIB_SA_MAX_MEMBERS	4096
-#define SOFTIB_SA_MAX_PORTS	1024
+#define SOFTIB_SA_MAX_PORTS	16384	/* remote ports learned (bench: 10,000 hosts) */
+#define SOFTIB_SA_PORT_BITS	12	/* their hash: 4096 buckets */
 #define SOFTIB_SA_MAX_PENDING	1024
 
 /* Record sizes on the wire, bytes; AttributeOffset counts 8-byte words */
@@ -157,6 +160,7 @@ struct softib_sa_group {
 /* A remote port learned from its own SA requests */
 struct softib_sa_port {
 	struct list_head list;		/* in softib_sa.ports, least recent first */
+	struct hlist_node node;		/* in softib_sa.port_hash, by GID */
 	union ib_gid gid;
 	u16 lid;
 };
@@ -213,6 +217,7 @@ static struct softib_sa {
 	spinlock_t lock;		/* protects the lists and counts below */
 	struct list_head groups;	/* struct softib_sa_group, creation order */
 	struct list_head ports;		/* struct softib_sa_port */
+	DECLARE_HASHTABLE(port_hash, SOFTIB_SA_PORT_BITS);	/* the same, by GID */
 	struct list_head pending;	/* struct softib_sa_answer */
 	unsigned int n_groups;
 	unsigned int n_members;
@@ -420,12 +425,17 @@ static int softib_sa_local_lid(const union ib_gid *gid)
 	return lid;
 }
 
+static u32 softib_sa_gid_hash(const union ib_gid *gid)
+{
+	return jhash(gid->raw, sizeof(gid->raw), 0);
+}
+
 static struct softib_sa_port *softib_sa_port_find(const union ib_gid *gid)
 {
 	struct softib_sa_port *port;
 
 	lockdep_assert_held(&softib_sa.lock);
-	list_for_each_entry(port, &softib_sa.ports, list)
+	hash_for_each_possible(softib_sa.port_hash, port, node, softib_sa_gid_hash(gid))
 		if (!memcmp(port->gid.raw, gid->raw, sizeof(gid->raw)))
 			return port;
 	return NULL;
@@ -446,7 +456,9 @@ static void softib_sa_learn(const union ib_gid *gid, u16 lid)
 		/* reuse the least recently seen entry */
 		port = list_first_entry(&softib_sa.ports,
 					struct softib_sa_port, list);
+		hash_del(&port->node);
 		port->gid = *gid;
+		hash_add(softib_sa.port_hash, &port->node, softib_sa_gid_hash(gid));
 	}
 	if (!port) {
 		port = kzalloc(sizeof(*port), GFP_ATOMIC);
@@ -454,6 +466,7 @@ static void softib_sa_learn(const union ib_gid *gid, u16 lid)
 			return;
 		port->gid = *gid;
 		list_add_tail(&port->list, &softib_sa.ports);
+		hash_add(softib_sa.port_hash, &port->node, softib_sa_gid_hash(gid));
 		softib_sa.n_ports++;
 	}
 	port->lid = lid;
@@ -1520,6 +1533,7 @@ void softib_sa_exit(void)
 	list_splice_init(&softib_sa.pending, &pending);
 	softib_sa.n_pending = 0;
 	list_splice_init(&softib_sa.ports, &ports);
+	hash_init(softib_sa.port_hash);
 	softib_sa.n_ports = 0;
 	spin_unlock_irqrestore(&softib_sa.lock, flags);
 
