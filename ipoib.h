@@ -85,6 +85,9 @@ struct ipoib_encap {
 	__be16 reserved;
 };
 
+/* Path refreshes after a fabric event, per interface (ipoib_path.c). */
+#define IPOIB_PATH_REFRESH_PER_SEC	500
+
 /* Unicast LIDs are 0x0001-0xbfff; 0xc000 and up are multicast. */
 #define IPOIB_LID_UNICAST_END	0xc000
 

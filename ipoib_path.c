@@ -367,22 +367,34 @@ static void ipoib_path_work(struct work_struct *work)
 				       &drop);
 }
 
-/* Fabric changed: ask again for every path, keeping the current AHs. */
+/*
+ * Fabric changed: ask again for every path, keeping the current AHs. A
+ * client reregister or an SM failover reaches every port of the fabric at
+ * once, and each would ask for all of its paths: the SA storm of large
+ * sites. Paths that have an AH, and so carry traffic meanwhile, are asked
+ * for at IPOIB_PATH_REFRESH_PER_SEC (10,000 paths: 20 s); those without
+ * one (failed, or never resolved) at once, since their packets wait.
+ */
 void ipoib_path_refresh_all(struct ipoib_dev_priv *priv)
 {
 	struct ipoib_path *path;
+	unsigned long n = 0;
 
 	spin_lock_bh(&priv->table_lock);
 	list_for_each_entry(path, &priv->path_list, list) {
+		unsigned long delay = 0;
+
 		spin_lock(&path->lock);
 		path->backoff_ms = 0;
-		path->retry_at = jiffies;
+		if (rcu_access_pointer(path->ah))
+			delay = n++ * HZ / IPOIB_PATH_REFRESH_PER_SEC;
+		path->retry_at = jiffies + delay;
 		if (path->state == IPOIB_PATH_FAILED)
 			path->state = IPOIB_PATH_UNRESOLVED;
 		/* a query out now asks again when it ends */
 		path->want_query = true;
 		if (!path->querying)
-			mod_delayed_work(priv->wq, &path->work, 0);
+			mod_delayed_work(priv->wq, &path->work, delay);
 		spin_unlock(&path->lock);
 	}
 	spin_unlock_bh(&priv->table_lock);
