@@ -11,12 +11,16 @@
 #   - iperf3 TCP, 1 and 4 streams; iperf3 UDP with 64-byte datagrams;
 #   - ping RTT percentiles;
 #   - cold resolution of N = 100 and 1000 destinations, with the SA query
-#     count and the slab growth per neighbour (see resolve.c).
+#     count and the slab growth per neighbour (see resolve.c);
+#   - scale (offloads on only): 10,000 destinations cold, the transmit cost
+#     to 100, 1,000 and 10,000 resolved ones, and a client reregister with
+#     10,000 cached paths (SA queries, their peak rate, time to the last,
+#     pings lost meanwhile, then traffic to all 10,000 again).
 # Every figure goes to the results port as "BENCH <name> <value>"; the host
 # makes the ratios. A step that cannot run reports "not ok" and the others
 # go on. Env (kernel command line): BENCH_T (seconds per iperf3 run),
-# BENCH_STEPS (comma-separated subset of ceil,tcp,udp,ping,resolve; default
-# all), BENCH_PROFILE.
+# BENCH_STEPS (comma-separated subset of ceil,tcp,udp,ping,resolve,scale;
+# default all), BENCH_PROFILE, BENCH_OFFLOAD.
 . /tests/lib.sh
 
 B=/tests/bench
@@ -183,6 +187,62 @@ resolve_n() {	# resolve_n N FIRST_LID BASE_IP
 if step resolve; then
 	resolve_n 100 4096 198.18.16.0
 	resolve_n 1000 8192 198.19.0.0
+fi
+
+# --- scale: 10,000 destinations, warm transmit cost, a reregister storm ---
+# (with offloads on only: they change nothing here, and it takes a minute)
+warm_n() {	# warm_n N BASE_IP: send again to N resolved destinations
+	local out
+	out=$($B/resolve /run/netns/a "$2" "$1" "$(sib sib0 counters)" 60000)
+	echo "warm $1: $out"
+	set -- "$1" $out
+	metric "warm${1}_send_ns_per_pkt" "$(($9 / $1))"
+	metric "warm${1}_ns_per_pkt" "$(($7 / $1))"
+}
+if step scale && [ "${BENCH_OFFLOAD:-on}" = on ]; then
+	resolve_n 10000 16384 198.18.32.0
+	if step resolve; then
+		warm_n 100 198.18.16.0
+		warm_n 1000 198.19.0.0
+	fi
+	warm_n 10000 198.18.32.0
+	# A client reregister at sib0 with 10,000 cached paths: SA PathRecord
+	# queries from ib0 over time, sampled every 0.5 s until none came for
+	# 3 s (at most 60 s), while a -> b pings at 100/s
+	p0=$(sa_counter path_get)
+	in_host a ping -q -c 1500 -i 0.01 -W 1 192.0.2.2 >$RES/storm.ping 2>&1 &
+	ping_pid=$!
+	echo 1 >"$(sib sib0 rereg)"
+	t0=$(awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime)
+	last=$p0; last_t=$t0; peak=0; prev2=$p0; prev1=$p0
+	while :; do
+		sleep 0.5
+		now=$(awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime)
+		q=$(sa_counter path_get)
+		[ $((q - prev2)) -gt "$peak" ] && peak=$((q - prev2))	# per second
+		prev2=$prev1; prev1=$q
+		if [ "$q" -ne "$last" ]; then
+			last=$q; last_t=$now
+		elif [ $((now - last_t)) -ge 3000 ] || [ $((now - t0)) -ge 60000 ]; then
+			break
+		fi
+	done
+	wait $ping_pid
+	metric rereg_path_queries "$((last - p0))"
+	metric rereg_peak_qps "$peak"
+	metric rereg_settle_ms "$((last_t - t0))"
+	metric rereg_ping_lost "$(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' $RES/storm.ping |
+		awk '{ print $1 - $2 }')"
+	# then traffic to every destination again: the driver must have, or
+	# get, a valid path for each
+	p1=$(sa_counter path_get)
+	out=$($B/resolve /run/netns/a 198.18.32.0 10000 "$(sib sib0 counters)" 60000)
+	echo "after the reregister: $out"
+	set -- $out
+	metric rereg_resend10000_ms "$(awk -v ns="$6" 'BEGIN { printf "%.1f\n", ns / 1e6 }')"
+	metric rereg_resend10000_done "$4"
+	metric rereg_resend10000_queries "$(($(sa_counter path_get) - p1))"
+	ok "scale"
 fi
 
 # --- optional profile (BENCH_PROFILE=1): not part of the figures above ---

@@ -14,7 +14,8 @@
 # an earlier run's rounds.txt. BENCH_PROFILE=1: after the measurements, one
 # more TCP run under `perf record -a` in each boot; the top of the profile
 # goes to build/bench/profile.<driver>.txt. BENCH_STEPS: comma-separated
-# subset of ceil,tcp,udp,ping,resolve (default all), for quick experiments.
+# subset of ceil,tcp,udp,ping,resolve,scale (default all), for quick
+# experiments.
 # BENCH_OFFLOADS (default "on off"): softib with its UD checksum offload and
 # LSO (what a ConnectX user has), without them, or both; each round boots
 # every driver in every mode, and each mode gets its own table.
@@ -165,12 +166,12 @@ END {
 			add(d SUBSEP "udp64_ceil", per[r, d, "udp64_pps"] / per[r, d, "ceil_small_pps"])
 		if ((r, d, "udp64_dev_rx_pps") in per && per[r, d, "ceil_small_pps"] > 0)
 			add(d SUBSEP "udp64_dev_ceil", per[r, d, "udp64_dev_rx_pps"] / per[r, d, "ceil_small_pps"])
-		for (n = 100; n <= 1000; n *= 10)
+		for (n = 100; n <= 10000; n *= 10)
 			if ((r, d, "resolve" n "_sa_queries") in per)
 				add(d SUBSEP "resolve" n "_q_per_gid", per[r, d, "resolve" n "_sa_queries"] / n)
 	}
 	# name, label, unit scale, precision, better (h/l), target ours/stock, ceiling key
-	nm = split("tcp1_bps tcp4_bps tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh ceil_small_pps ceil_big_Bps", M, " ")
+	nm = split("tcp1_bps tcp4_bps tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
 	L["tcp1_bps"] = "TCP 1 stream (Mbit/s)";	S["tcp1_bps"] = 1e6;	P["tcp1_bps"] = 1;	G["tcp1_bps"] = ">= 1.3";	C["tcp1_bps"] = "tcp1_ceil"
 	L["tcp4_bps"] = "TCP 4 streams (Mbit/s)";	S["tcp4_bps"] = 1e6;	P["tcp4_bps"] = 1;	G["tcp4_bps"] = ">= 1.3";	C["tcp4_bps"] = "tcp4_ceil"
 	L["tcp1_cpu_ns_per_kB"] = "TCP 1 CPU us/MB (guest)";	S["tcp1_cpu_ns_per_kB"] = 1;	P["tcp1_cpu_ns_per_kB"] = 0;	G["tcp1_cpu_ns_per_kB"] = "<= 0.8"
@@ -184,6 +185,18 @@ END {
 	L["resolve100_q_per_gid"] = "SA queries/GID (100)";	S["resolve100_q_per_gid"] = 1;	P["resolve100_q_per_gid"] = 2;	G["resolve100_q_per_gid"] = "ours == 1"
 	L["resolve1000_q_per_gid"] = "SA queries/GID (1000)";	S["resolve1000_q_per_gid"] = 1;	P["resolve1000_q_per_gid"] = 2;	G["resolve1000_q_per_gid"] = "ours == 1"
 	L["resolve1000_slab_B_per_neigh"] = "slab B/neighbour (1000)";	S["resolve1000_slab_B_per_neigh"] = 1;	P["resolve1000_slab_B_per_neigh"] = 0;	G["resolve1000_slab_B_per_neigh"] = "<= 1.0"
+	L["resolve10000_ms"] = "resolve 10000 dst (ms)";	S["resolve10000_ms"] = 1;	P["resolve10000_ms"] = 1;	G["resolve10000_ms"] = ""
+	L["resolve10000_q_per_gid"] = "SA queries/GID (10000)";	S["resolve10000_q_per_gid"] = 1;	P["resolve10000_q_per_gid"] = 2;	G["resolve10000_q_per_gid"] = "ours == 1"
+	L["resolve10000_slab_B_per_neigh"] = "slab B/neighbour (10000)";	S["resolve10000_slab_B_per_neigh"] = 1;	P["resolve10000_slab_B_per_neigh"] = 0;	G["resolve10000_slab_B_per_neigh"] = "<= 1.0"
+	L["warm100_send_ns_per_pkt"] = "xmit ns/pkt, 100 dst";	S["warm100_send_ns_per_pkt"] = 1;	P["warm100_send_ns_per_pkt"] = 0;	G["warm100_send_ns_per_pkt"] = ""
+	L["warm1000_send_ns_per_pkt"] = "xmit ns/pkt, 1000 dst";	S["warm1000_send_ns_per_pkt"] = 1;	P["warm1000_send_ns_per_pkt"] = 0;	G["warm1000_send_ns_per_pkt"] = ""
+	L["warm10000_send_ns_per_pkt"] = "xmit ns/pkt, 10000 dst";	S["warm10000_send_ns_per_pkt"] = 1;	P["warm10000_send_ns_per_pkt"] = 0;	G["warm10000_send_ns_per_pkt"] = "flat"
+	L["rereg_path_queries"] = "rereg: SA path queries";	S["rereg_path_queries"] = 1;	P["rereg_path_queries"] = 0;	G["rereg_path_queries"] = "<= 10000"
+	L["rereg_peak_qps"] = "rereg: peak queries/s";	S["rereg_peak_qps"] = 1;	P["rereg_peak_qps"] = 0;	G["rereg_peak_qps"] = "ours ~500"
+	L["rereg_settle_ms"] = "rereg: to the last query (ms)";	S["rereg_settle_ms"] = 1;	P["rereg_settle_ms"] = 0;	G["rereg_settle_ms"] = ""
+	L["rereg_ping_lost"] = "rereg: pings lost (of 1500)";	S["rereg_ping_lost"] = 1;	P["rereg_ping_lost"] = 0;	G["rereg_ping_lost"] = "0"
+	L["rereg_resend10000_ms"] = "rereg: resend 10000 (ms)";	S["rereg_resend10000_ms"] = 1;	P["rereg_resend10000_ms"] = 1;	G["rereg_resend10000_ms"] = ""
+	L["rereg_resend10000_queries"] = "rereg: resend's SA queries";	S["rereg_resend10000_queries"] = 1;	P["rereg_resend10000_queries"] = 0;	G["rereg_resend10000_queries"] = ""
 	L["ceil_small_pps"] = "ceiling 96 B (kpps)";	S["ceil_small_pps"] = 1e3;	P["ceil_small_pps"] = 1;	G["ceil_small_pps"] = ""
 	L["ceil_big_Bps"] = "ceiling 2048 B (Mbit/s)";	S["ceil_big_Bps"] = 1e6 / 8;	P["ceil_big_Bps"] = 1;	G["ceil_big_Bps"] = ""
 
