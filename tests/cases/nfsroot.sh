@@ -87,7 +87,7 @@ server() {
 		sh -c "[ \$(awk '\$1 == \"rx_frames\" { print \$2 }' $(sib sib1 eth)) -ge $((rx0 + 10)) ]"
 	check "port up" sh -c "echo up >$(sib sib1 state)"
 	echo "nfsroot: head node port up at $(cut -d' ' -f1 /proc/uptime)s"
-	check "sib1 ACTIVE" grep -qx ACTIVE "$(sib sib1 state)"
+	check_wait "sib1 ACTIVE (after INIT and ARMED)" 10 grep -qx ACTIVE "$(sib sib1 state)"
 	check_wait "ib0 carrier back" 60 grep -qx 1 /sys/class/net/ib0/carrier
 
 	check "barrier: the client's initramfs is done" vm_barrier initramfs 180

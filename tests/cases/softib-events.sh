@@ -6,8 +6,8 @@
 # timeout: 420
 #
 # softib port and subnet events seen through the stock ib_ipoib: port
-# down -> carrier off and the port DOWN in rdma link, up -> carrier on and
-# ping recovers; SM restart -> the hosts rejoin and ping recovers within 20 s;
+# down -> carrier off and the port DOWN in rdma link, up -> INIT, ARMED
+# (no carrier in either), ACTIVE -> carrier on and ping recovers; SM restart -> the hosts rejoin and ping recovers within 20 s;
 # a LID change (followed by a client reregister) -> ping recovers with the
 # new LID; moving the SM to another port -> rejoin through the new SM.
 . /tests/lib.sh
@@ -32,7 +32,19 @@ check_wait "port down: ib1 carrier off" 10 no_carrier b ib1
 check "port down: rdma link shows sib1 DOWN" link_state sib1 DOWN
 check "port down: sysfs state 1: DOWN" grep -q "1: DOWN" /sys/class/infiniband/sib1/ports/1/state
 check_fail "port down: ping a -> b fails" in_host a ping -c 2 -W 1 10.9.0.2
+# the embedded SM sweeps the port INIT -> ARMED -> ACTIVE, arm_ms apart
+# (500 ms here, to see each); only ACTIVE carries data and raises PORT_ACTIVE
+port_is() { grep -q "$1" /sys/class/infiniband/sib1/ports/1/state; }
+echo 500 >/sys/module/softib/parameters/arm_ms
 echo up >"$(sib sib1 state)"
+check "port up: INIT first (link up, not configured)" sh -c \
+	'grep -q "2: INIT" /sys/class/infiniband/sib1/ports/1/state &&
+	 grep -q "5: LinkUp" /sys/class/infiniband/sib1/ports/1/phys_state'
+check "port up: no carrier in INIT" no_carrier b ib1
+check_wait "port up: then ARMED" 5 port_is "3: ARMED"
+check "port up: no carrier in ARMED" no_carrier b ib1
+check_wait "port up: then ACTIVE" 5 port_is "4: ACTIVE"
+echo 10 >/sys/module/softib/parameters/arm_ms
 check_wait "port up: ib1 carrier on" 30 _t_has_carrier b ib1
 check "port up: rdma link shows sib1 ACTIVE" link_state sib1 ACTIVE
 check_wait "port up: ping a -> b recovers" 30 pings a 10.9.0.2

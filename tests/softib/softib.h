@@ -111,8 +111,11 @@ enum softib_counter {
 
 extern const char * const softib_counter_names[SOFTIB_NR_COUNTERS];
 
+/* The port's logical state; the embedded SM takes it INIT -> ARMED -> ACTIVE. */
 enum softib_port_state {
 	SOFTIB_PORT_DOWN,
+	SOFTIB_PORT_INIT,	/* link up, not configured by the SM yet */
+	SOFTIB_PORT_ARMED,	/* configured, not yet told to go active */
 	SOFTIB_PORT_ACTIVE,
 };
 
@@ -166,6 +169,7 @@ struct softib_dev {
 	struct softib_pkt *held;	/* reorder fault: goes out after the next */
 	unsigned long stall_until;	/* send stall fault: jiffies, 0: none (debugfs) */
 	struct delayed_work tx_work;	/* delivers txq, completes sends */
+	struct delayed_work arm_work;	/* embedded SM: INIT -> ARMED -> ACTIVE */
 
 	atomic64_t counters[SOFTIB_NR_COUNTERS];
 	atomic_t fail_post_send;	/* one-shot failure counts (debugfs) */
@@ -313,6 +317,9 @@ u16 softib_sm_lid(void);
 void softib_set_sm_lid(u16 lid);	/* raises SM_CHANGE on every port */
 void softib_sm_failover(u16 lid);	/* new SA state, SM_CHANGE, CLIENT_REREGISTER */
 void softib_dev_port_event(struct softib_dev *sdev, bool up);	/* any sleepable context */
+/* the embedded SM's INIT -> ARMED -> ACTIVE: with the device's life */
+void softib_port_arm_init(struct softib_dev *sdev);
+void softib_port_arm_stop(struct softib_dev *sdev);
 void softib_dev_set_lid(struct softib_dev *sdev, u16 lid);	/* LID_CHANGE on that port */
 void softib_dev_rereg(struct softib_dev *sdev);
 int softib_dev_set_pkey(struct softib_dev *sdev, unsigned int idx, u16 pkey);

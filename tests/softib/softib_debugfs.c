@@ -35,12 +35,18 @@ static int softib_dbg_read_user(const char __user *ubuf, size_t count, char *buf
 	return 0;
 }
 
-/* state: ACTIVE/DOWN; write "up" or "down" */
+/* state: DOWN, INIT, ARMED or ACTIVE; write "up" or "down" */
 static int softib_state_show(struct seq_file *m, void *v)
 {
+	static const char * const names[] = {
+		[SOFTIB_PORT_DOWN] = "DOWN",
+		[SOFTIB_PORT_INIT] = "INIT",
+		[SOFTIB_PORT_ARMED] = "ARMED",
+		[SOFTIB_PORT_ACTIVE] = "ACTIVE",
+	};
 	struct softib_dev *sdev = m->private;
 
-	seq_puts(m, softib_dev_active(sdev) ? "ACTIVE\n" : "DOWN\n");
+	seq_printf(m, "%s\n", names[READ_ONCE(sdev->state)]);
 	return 0;
 }
 

@@ -94,6 +94,7 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 	spin_lock_init(&sdev->mcast_lock);
 	INIT_LIST_HEAD(&sdev->mcast);
 	softib_fabric_dev_init(sdev);
+	softib_port_arm_init(sdev);
 
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.node_guid = cpu_to_be64(sdev->guid);
@@ -156,6 +157,7 @@ void softib_dev_dealloc(struct softib_dev *sdev)
 		synchronize_rcu();	/* no fabric walk sees sdev any more */
 
 	softib_debugfs_dev_remove(sdev);
+	softib_port_arm_stop(sdev);
 	softib_fabric_dev_stop(sdev);
 	xa_destroy(&sdev->qps);
 	mutex_destroy(&sdev->cfg_lock);

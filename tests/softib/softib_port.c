@@ -96,22 +96,77 @@ void softib_sm_failover(u16 lid)
 	softib_dispatch_all(IB_EVENT_CLIENT_REREGISTER);
 }
 
+static unsigned int arm_ms = 10;
+module_param(arm_ms, uint, 0644);
+MODULE_PARM_DESC(arm_ms,
+		 "ms the embedded SM takes a port whose link came up from INIT to ARMED, and again to ACTIVE (default 10)");
+
+/*
+ * The embedded SM's sweep of a port whose link came up: INIT (link up, the
+ * SM has not configured it), ARMED (configured), then ACTIVE, arm_ms
+ * apart, as a real SM's sweep takes it (IBA 7.2, 14.2.5.9). Only ACTIVE
+ * carries data and MADs, and only the move to ACTIVE raises PORT_ACTIVE.
+ */
+static void softib_port_arm_work(struct work_struct *work)
+{
+	struct softib_dev *sdev = container_of(to_delayed_work(work), struct softib_dev,
+					       arm_work);
+	bool active = false;
+
+	mutex_lock(&sdev->cfg_lock);
+	switch (sdev->state) {
+	case SOFTIB_PORT_INIT:
+		WRITE_ONCE(sdev->state, SOFTIB_PORT_ARMED);
+		queue_delayed_work(system_wq, &sdev->arm_work,
+				   msecs_to_jiffies(READ_ONCE(arm_ms)));
+		break;
+	case SOFTIB_PORT_ARMED:
+		WRITE_ONCE(sdev->state, SOFTIB_PORT_ACTIVE);
+		active = true;
+		break;
+	default:
+		break;	/* down again meanwhile */
+	}
+	mutex_unlock(&sdev->cfg_lock);
+
+	/* State first: the handlers run later and query the port. */
+	if (active)
+		softib_dispatch_port_event(sdev, IB_EVENT_PORT_ACTIVE);
+}
+
+void softib_port_arm_init(struct softib_dev *sdev)
+{
+	INIT_DELAYED_WORK(&sdev->arm_work, softib_port_arm_work);
+}
+
+/* Device removal, after the knobs and the lower netdev are gone. */
+void softib_port_arm_stop(struct softib_dev *sdev)
+{
+	cancel_delayed_work_sync(&sdev->arm_work);
+}
+
 void softib_dev_port_event(struct softib_dev *sdev, bool up)
 {
-	enum softib_port_state new = up ? SOFTIB_PORT_ACTIVE : SOFTIB_PORT_DOWN;
-	bool changed;
+	enum softib_port_state old;
 
 	if (softib_sma_link_event(sdev, up))	/* external_sm: the SM brings it up */
 		return;
 
 	mutex_lock(&sdev->cfg_lock);
-	changed = READ_ONCE(sdev->state) != new;
-	WRITE_ONCE(sdev->state, new);
+	old = sdev->state;
+	if (up && old == SOFTIB_PORT_DOWN) {
+		WRITE_ONCE(sdev->state, SOFTIB_PORT_INIT);
+		queue_delayed_work(system_wq, &sdev->arm_work,
+				   msecs_to_jiffies(READ_ONCE(arm_ms)));
+	} else if (!up) {
+		/* a sweep step still pending finds DOWN and does nothing */
+		WRITE_ONCE(sdev->state, SOFTIB_PORT_DOWN);
+	}
 	mutex_unlock(&sdev->cfg_lock);
 
-	/* State first: the handlers run later and query the port. */
-	if (changed)
-		softib_dispatch_port_event(sdev, up ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
+	/* only a port that was ACTIVE reports the error */
+	if (!up && old == SOFTIB_PORT_ACTIVE)
+		softib_dispatch_port_event(sdev, IB_EVENT_PORT_ERR);
 }
 
 void softib_dev_set_lid(struct softib_dev *sdev, u16 lid)

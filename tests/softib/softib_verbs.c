@@ -53,12 +53,25 @@ static int softib_query_device(struct ib_device *ibdev, struct ib_device_attr *a
 static int softib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_attr *attr)
 {
 	struct softib_dev *sdev = to_sdev(ibdev);
-	bool active = softib_dev_active(sdev);
 	u16 lid = softib_dev_lid(sdev);
 
 	/* __ib_query_port() zeroed *attr */
-	attr->state = active ? IB_PORT_ACTIVE : IB_PORT_DOWN;
-	attr->phys_state = active ? IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_POLLING;
+	switch (READ_ONCE(sdev->state)) {
+	case SOFTIB_PORT_INIT:
+		attr->state = IB_PORT_INIT;
+		break;
+	case SOFTIB_PORT_ARMED:
+		attr->state = IB_PORT_ARMED;
+		break;
+	case SOFTIB_PORT_ACTIVE:
+		attr->state = IB_PORT_ACTIVE;
+		break;
+	default:
+		attr->state = IB_PORT_DOWN;
+		break;
+	}
+	attr->phys_state = attr->state == IB_PORT_DOWN ? IB_PORT_PHYS_STATE_POLLING :
+			   IB_PORT_PHYS_STATE_LINK_UP;
 	attr->max_mtu = READ_ONCE(sdev->mtu);
 	attr->active_mtu = attr->max_mtu;
 	attr->gid_tbl_len = SOFTIB_GID_TBL_LEN;
