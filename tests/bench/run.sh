@@ -196,7 +196,7 @@ END {
 	L["rereg_settle_ms"] = "rereg: to the last query (ms)";	S["rereg_settle_ms"] = 1;	P["rereg_settle_ms"] = 0;	G["rereg_settle_ms"] = ""
 	L["rereg_ping_lost"] = "rereg: pings lost (of 1500)";	S["rereg_ping_lost"] = 1;	P["rereg_ping_lost"] = 0;	G["rereg_ping_lost"] = "0"
 	L["rereg_resend10000_ms"] = "rereg: resend 10000 (ms)";	S["rereg_resend10000_ms"] = 1;	P["rereg_resend10000_ms"] = 1;	G["rereg_resend10000_ms"] = ""
-	L["rereg_resend10000_queries"] = "rereg: resend's SA queries";	S["rereg_resend10000_queries"] = 1;	P["rereg_resend10000_queries"] = 0;	G["rereg_resend10000_queries"] = ""
+	L["rereg_resend10000_queries"] = "rereg: resend SA queries";	S["rereg_resend10000_queries"] = 1;	P["rereg_resend10000_queries"] = 0;	G["rereg_resend10000_queries"] = ""
 	L["ceil_small_pps"] = "ceiling 96 B (kpps)";	S["ceil_small_pps"] = 1e3;	P["ceil_small_pps"] = 1;	G["ceil_small_pps"] = ""
 	L["ceil_big_Bps"] = "ceiling 2048 B (Mbit/s)";	S["ceil_big_Bps"] = 1e6 / 8;	P["ceil_big_Bps"] = 1;	G["ceil_big_Bps"] = ""
 
