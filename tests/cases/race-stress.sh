@@ -140,6 +140,18 @@ recover() {
 			done
 		fi
 	fi
+	# fail_create_ah may have hit ib_sa's own address handle to the SM:
+	# ib_sa makes it on port events only and does not retry a failure
+	# until the next one (Documentation/softib.rst), so no driver on that
+	# port reaches the SA any more. Clear what is left of the knob and
+	# reregister every port, as an administrator (or the SM) would.
+	if [ -e "$W/ah_failed" ]; then
+		rm -f "$W/ah_failed"
+		for d in $(sibs); do
+			echo 0 >"$(sib "$d" fail_create_ah)"
+			echo 1 >"$(sib "$d" rereg)"
+		done
+	fi
 	for h in $HOSTS; do
 		wait_for 30 where "$(if_of "$h")" >/dev/null || {
 			echo "recover: $(if_of "$h") does not exist"
@@ -257,7 +269,10 @@ run_op() {
 	rereg) echo 1 >"$(sib "$2" rereg)" ;;
 	flap) echo down >"$(sib "$2" state)"; sleep "$3"; echo up >"$(sib "$2" state)" ;;
 	sadelay) echo "$2" >"$SIB_DEBUGFS/sa_delay_ms" ;;
-	fail) echo "$3" >"$(sib "$2" "$4")" ;;
+	fail)
+		echo "$3" >"$(sib "$2" "$4")"
+		[ "$4" = fail_create_ah ] && : >"$W/ah_failed"
+		;;
 	cchild)
 		ns=$(where "$2") || return 1
 		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/create_child"
