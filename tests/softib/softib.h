@@ -111,12 +111,15 @@ enum softib_counter {
 
 extern const char * const softib_counter_names[SOFTIB_NR_COUNTERS];
 
-/* The port's logical state; the embedded SM takes it INIT -> ARMED -> ACTIVE. */
+/*
+ * The port's logical state, with the values of enum ib_port_state (what
+ * query_port reports); the embedded SM takes it INIT -> ARMED -> ACTIVE.
+ */
 enum softib_port_state {
-	SOFTIB_PORT_DOWN,
-	SOFTIB_PORT_INIT,	/* link up, not configured by the SM yet */
-	SOFTIB_PORT_ARMED,	/* configured, not yet told to go active */
-	SOFTIB_PORT_ACTIVE,
+	SOFTIB_PORT_DOWN = IB_PORT_DOWN,
+	SOFTIB_PORT_INIT = IB_PORT_INIT,	/* link up, not configured by the SM yet */
+	SOFTIB_PORT_ARMED = IB_PORT_ARMED,	/* configured, not yet told to go active */
+	SOFTIB_PORT_ACTIVE = IB_PORT_ACTIVE,
 };
 
 /* One IB packet in flight (UD, GSI or SMI). */
@@ -375,6 +378,7 @@ void softib_dev_fatal(struct softib_dev *sdev);
 
 /* softib_offload.c: IB_SEND_IP_CSUM, IB_WR_LSO, IB_WC_IP_CSUM_OK */
 void softib_offload_caps(struct softib_dev *sdev, u16 lid);
+void softib_sge_copy(const struct ib_send_wr *wr, u32 off, u8 *dst, u32 n);
 bool softib_csum_fill(struct softib_pkt *pkt);
 int softib_csum_verify(const struct softib_pkt *pkt);
 enum ib_wc_status softib_lso_segment(struct softib_dev *sdev, const struct ib_send_wr *wr,

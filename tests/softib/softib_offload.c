@@ -155,7 +155,7 @@ int softib_csum_verify(const struct softib_pkt *pkt)
 }
 
 /* Copy n bytes of the WR's SGE payload, from byte off, to dst. */
-static void softib_sge_copy(const struct ib_send_wr *wr, u32 off, u8 *dst, u32 n)
+void softib_sge_copy(const struct ib_send_wr *wr, u32 off, u8 *dst, u32 n)
 {
 	int i;
 

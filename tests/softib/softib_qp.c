@@ -475,8 +475,6 @@ static int softib_build_pkts(struct softib_dev *sdev, struct softib_qp *qp,
 	u32 mtu = ib_mtu_enum_to_int(READ_ONCE(sdev->mtu));
 	struct softib_pkt *pkt;
 	enum ib_wc_status st;
-	u32 off = 0;
-	int i;
 
 	if (wr->opcode == IB_WR_LSO) {
 		st = softib_lso_segment(sdev, wr, len, mtu, pkts, softib_pkt_for, &t);
@@ -491,12 +489,7 @@ static int softib_build_pkts(struct softib_dev *sdev, struct softib_qp *qp,
 	pkt = softib_pkt_for(wr, len, &t);
 	if (!pkt)
 		return -ENOMEM;
-	/* CONFIG_INFINIBAND_VIRT_DMA: SGE addresses are kernel virtual */
-	for (i = 0; i < wr->num_sge; i++) {
-		memcpy(pkt->data + off, (void *)(uintptr_t)wr->sg_list[i].addr,
-		       wr->sg_list[i].length);
-		off += wr->sg_list[i].length;
-	}
+	softib_sge_copy(wr, 0, pkt->data, len);
 	if ((wr->send_flags & IB_SEND_IP_CSUM) && sdev->ud_csum && softib_csum_fill(pkt))
 		softib_count(sdev, SOFTIB_CNT_TX_CSUM);
 	list_add_tail(&pkt->list, pkts);

@@ -56,20 +56,7 @@ static int softib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_a
 	u16 lid = softib_dev_lid(sdev);
 
 	/* __ib_query_port() zeroed *attr */
-	switch (READ_ONCE(sdev->state)) {
-	case SOFTIB_PORT_INIT:
-		attr->state = IB_PORT_INIT;
-		break;
-	case SOFTIB_PORT_ARMED:
-		attr->state = IB_PORT_ARMED;
-		break;
-	case SOFTIB_PORT_ACTIVE:
-		attr->state = IB_PORT_ACTIVE;
-		break;
-	default:
-		attr->state = IB_PORT_DOWN;
-		break;
-	}
+	attr->state = (enum ib_port_state)READ_ONCE(sdev->state);
 	attr->phys_state = attr->state == IB_PORT_DOWN ? IB_PORT_PHYS_STATE_POLLING :
 			   IB_PORT_PHYS_STATE_LINK_UP;
 	attr->max_mtu = READ_ONCE(sdev->mtu);
