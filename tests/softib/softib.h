@@ -20,7 +20,9 @@
  *   sdev->cfg_lock    (mutex)     port configuration writers: LID, state,
  *                                 P_Key table, capability mask
  *   sdev->mcast_lock  (spinlock)  writers of sdev->mcast (attachments)
- *   qp->lock          (spinlock)  qp->state and the receive queue ring
+ *   qp->lock          (spinlock)  qp->state, the receive queue ring, an RC
+ *                                 QP's requester and responder state
+ *   srq->lock         (spinlock)  an SRQ's ring and limit
  *   cq->lock          (spinlock)  the CQ ring, its arm state
  *   sdev->txq_lock    (spinlock)  sdev->txq (packets waiting for tx_work)
  *   softib_fault_lock (spinlock)  the fault PRNG state
@@ -52,7 +54,7 @@ struct net_device;
 
 #define SOFTIB_PKEY_TBL_LEN	16
 #define SOFTIB_GID_TBL_LEN	1
-#define SOFTIB_MAX_RECV_SGE	4
+#define SOFTIB_MAX_RECV_SGE	16	/* IPoIB CM posts 64 KiB as 16 SGEs */
 #define SOFTIB_MAX_SEND_SGE	32
 #define SOFTIB_MAX_QP_WR	16384
 #define SOFTIB_MAX_CQE		65536
@@ -106,6 +108,18 @@ enum softib_counter {
 	SOFTIB_CNT_RX_CSUM_BAD,		/* IPv4 TCP/UDP receives whose checksum is wrong */
 	SOFTIB_CNT_SQ_ERROR,		/* UD QPs whose send queue stopped in SQE */
 	SOFTIB_CNT_DROP_SL,		/* sent on an SL the fabric drops (sl_drop) */
+	SOFTIB_CNT_RC_TX,		/* RC data packets sent (retransmissions too) */
+	SOFTIB_CNT_RC_RX,		/* RC data packets accepted in sequence */
+	SOFTIB_CNT_RC_ACK,		/* ACKs sent by a responder */
+	SOFTIB_CNT_RC_NAK,		/* NAK sequence errors sent */
+	SOFTIB_CNT_RC_RNR_NAK,		/* RNR NAKs sent (no receive WQE) */
+	SOFTIB_CNT_RC_DUP,		/* duplicate RC packets received (re-acknowledged) */
+	SOFTIB_CNT_RC_RETRANS,		/* RC packets sent again (go-back-N) */
+	SOFTIB_CNT_RC_TIMEOUT,		/* requester ACK timeouts */
+	SOFTIB_CNT_RC_RETRY_EXC,	/* sends completed with a retry-exceeded error */
+	SOFTIB_CNT_RC_DROP,		/* RC packets dropped: bad source, opcode order */
+	SOFTIB_CNT_SRQ_LIMIT,		/* SRQ limit events raised */
+	SOFTIB_CNT_LAST_WQE,		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	SOFTIB_NR_COUNTERS
 };
 
@@ -122,18 +136,21 @@ enum softib_port_state {
 	SOFTIB_PORT_ACTIVE = IB_PORT_ACTIVE,
 };
 
-/* One IB packet in flight (UD, GSI or SMI). */
+/* One IB packet in flight (UD, GSI, SMI or RC). */
 struct softib_pkt {
 	struct list_head list;
 	u16 slid, dlid;
 	u8 sl;
 	bool has_grh;
 	struct ib_grh grh;	/* as on the wire; valid if has_grh */
-	u8 opcode;		/* BTH opcode, IB_OPCODE_UD_SEND_ONLY(_WITH_IMMEDIATE) */
+	u8 opcode;		/* BTH opcode: UD SEND_ONLY(_WITH_IMMEDIATE), RC SEND_*, ACK */
 	u16 pkey;		/* BTH P_Key */
 	u32 dqpn;		/* BTH, 24 bits */
-	u32 qkey;		/* DETH */
-	u32 sqpn;		/* DETH, 24 bits */
+	u32 psn;		/* BTH, 24 bits (RC) */
+	bool ack_req;		/* BTH A bit (RC) */
+	u32 aeth;		/* AETH of an RC ACK: syndrome << 24 | MSN */
+	u32 qkey;		/* DETH (UD) */
+	u32 sqpn;		/* DETH, 24 bits (UD); the sending QP's number (RC) */
 	__be32 imm;		/* if opcode is _WITH_IMMEDIATE */
 	u32 len;		/* payload bytes */
 	struct softib_qp *sqp;	/* sending QP whose WR completes when it leaves */
@@ -246,6 +263,19 @@ struct softib_rwqe {
 	struct ib_sge sge[SOFTIB_MAX_RECV_SGE];
 };
 
+/* A shared receive queue (softib_rc.c). */
+struct softib_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;		/* the ring and limit */
+	struct softib_rwqe *rq;		/* ring of size entries */
+	u32 size;
+	u32 head, tail, count;		/* consume at head, post at tail */
+	u32 limit;			/* armed limit, 0: disarmed */
+	u32 max_sge;
+};
+
+struct softib_rc;
+
 /* A send WR posted and not yet completed. */
 struct softib_swqe {
 	u64 wr_id;
@@ -277,6 +307,8 @@ struct softib_qp {
 	u32 rq_count;			/* posted, not yet consumed */
 	u32 rx_busy;			/* taken by softib_qp_rx, not completed */
 	atomic_t n_mcast;		/* attachments of this QP */
+	struct softib_srq *srq;		/* receives come from it (RC), or NULL */
+	struct softib_rc *rc;		/* RC requester/responder state, or NULL */
 };
 
 struct softib_mcast_att {
@@ -295,6 +327,11 @@ static inline struct softib_qp *to_sqp(struct ib_qp *ibqp)
 static inline struct softib_cq *to_scq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct softib_cq, ibcq);
+}
+
+static inline struct softib_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct softib_srq, ibsrq);
 }
 
 static inline struct softib_ah *to_sah(struct ib_ah *ibah)
@@ -372,6 +409,41 @@ void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn, u32 seq);
 /* Move qp to ERR (flushing its work requests), as an HCA does on a fault. */
 void softib_qp_to_err(struct softib_qp *qp);
+/* The same in two steps: under qp->lock (state, send queue), then without. */
+void softib_qp_err_locked(struct softib_qp *qp);
+void softib_qp_err_finish(struct softib_qp *qp);
+/* Complete the oldest send WR with status; caller holds qp->lock. */
+void softib_sq_pop(struct softib_qp *qp, enum ib_wc_status status);
+/* Record and complete the send WRs up to seq; caller holds qp->lock. */
+void softib_sq_done_locked(struct softib_qp *qp, u32 seq);
+u32 softib_sq_add(struct softib_qp *qp, const struct ib_send_wr *wr, u32 len,
+		  enum ib_wc_status status, bool no_pkt);
+void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr *attr, u32 len,
+		      struct ib_grh *grh);
+void softib_scatter(const struct softib_rwqe *wqe, u32 off, const void *src, u32 len);
+
+/* softib_rc.c: RC requester and responder, SRQs */
+extern bool softib_srq_enabled;		/* module parameter srq */
+int softib_rc_create(struct softib_qp *qp);
+void softib_rc_destroy(struct softib_qp *qp);
+/* modify_qp: store the RC attributes; caller holds qp->lock */
+int softib_rc_modify(struct softib_qp *qp, const struct ib_qp_attr *attr, int mask,
+		     enum ib_qp_state cur, enum ib_qp_state new);
+/* the QP went to ERR or RESET: drop what is in flight; caller holds qp->lock */
+void softib_rc_reset_locked(struct softib_qp *qp, bool to_err);
+/* after the move to ERR, no lock held: IB_EVENT_QP_LAST_WQE_REACHED for an SRQ QP */
+void softib_rc_err_finish(struct softib_qp *qp);
+int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
+			const struct ib_send_wr *wr);
+void softib_rc_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt);
+void softib_rc_query(struct softib_qp *qp, struct ib_qp_attr *attr);
+int softib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct ib_udata *udata);
+int softib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr, enum ib_srq_attr_mask mask,
+		      struct ib_udata *udata);
+int softib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int softib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int softib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr);
 /* Knobs: QP_FATAL on qpn; DEVICE_FATAL (every QP to ERR). Sleepable. */
 int softib_qp_fatal(struct softib_dev *sdev, u32 qpn);
 void softib_dev_fatal(struct softib_dev *sdev);
@@ -402,6 +474,12 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt);
  * false: dropped at once (device queue full or going away).
  */
 bool softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt);
+/* is this an RC packet (BTH opcode of the RC transport)? */
+static inline bool softib_opcode_is_rc(u8 opcode)
+{
+	return opcode < 0x20;
+}
+
 /*
  * Hand pkt to dst's receive path, or count the ICRC failure of a corrupted
  * one (also used by the external-SM fabric, softib_switch.c).

@@ -62,6 +62,18 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_RX_CSUM_BAD] = "rx_csum_bad",
 	[SOFTIB_CNT_SQ_ERROR] = "sq_error",
 	[SOFTIB_CNT_DROP_SL] = "drop_sl",
+	[SOFTIB_CNT_RC_TX] = "rc_tx",
+	[SOFTIB_CNT_RC_RX] = "rc_rx",
+	[SOFTIB_CNT_RC_ACK] = "rc_ack",
+	[SOFTIB_CNT_RC_NAK] = "rc_nak",
+	[SOFTIB_CNT_RC_RNR_NAK] = "rc_rnr_nak",
+	[SOFTIB_CNT_RC_DUP] = "rc_dup",
+	[SOFTIB_CNT_RC_RETRANS] = "rc_retrans",
+	[SOFTIB_CNT_RC_TIMEOUT] = "rc_timeout",
+	[SOFTIB_CNT_RC_RETRY_EXC] = "rc_retry_exc",
+	[SOFTIB_CNT_RC_DROP] = "rc_drop",
+	[SOFTIB_CNT_SRQ_LIMIT] = "srq_limit",
+	[SOFTIB_CNT_LAST_WQE] = "last_wqe",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */
@@ -218,6 +230,7 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
 	bool mcast = softib_lid_is_mcast(pkt->dlid);
 	bool mcast_qpn = pkt->dqpn == IB_MULTICAST_QPN;
 	struct softib_qp *qp;
+	bool rc, rc_qp;
 
 	local_bh_disable();
 	rcu_read_lock();
@@ -231,9 +244,11 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
 		softib_count(sdev, SOFTIB_CNT_DROP_LINK_DOWN);
 		goto out;
 	}
-	if ((pkt->opcode != IB_OPCODE_UD_SEND_ONLY &&
+	rc = softib_opcode_is_rc(pkt->opcode);
+	if ((!rc && pkt->opcode != IB_OPCODE_UD_SEND_ONLY &&
 	     pkt->opcode != IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE) ||
-	    pkt->dqpn > 0xffffff || pkt->sqpn > 0xffffff || mcast != mcast_qpn) {
+	    pkt->dqpn > 0xffffff || pkt->sqpn > 0xffffff || mcast != mcast_qpn ||
+	    (rc && mcast)) {
 		softib_count(sdev, SOFTIB_CNT_DROP_MALFORMED);
 		goto out;
 	}
@@ -270,7 +285,7 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
 		goto out;
 	}
 	/* the fabric-resident SA answers SubnAdm requests sent to the SM */
-	if (pkt->dqpn == 1 && pkt->dlid == softib_sm_lid() && !softib_sma_enabled() &&
+	if (!rc && pkt->dqpn == 1 && pkt->dlid == softib_sm_lid() && !softib_sma_enabled() &&
 	    softib_sa_handle(sdev, pkt))
 		goto out;
 
@@ -279,7 +294,16 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_QP);
 		goto out;
 	}
-	softib_qp_rx(sdev, qp, pkt);
+	/* a QP hears only its own transport */
+	rc_qp = qp->ibqp.qp_type == IB_QPT_RC;
+	if (rc != rc_qp) {
+		softib_count(sdev, SOFTIB_CNT_DROP_MALFORMED);
+		goto out;
+	}
+	if (rc)
+		softib_rc_rx(sdev, qp, pkt);
+	else
+		softib_qp_rx(sdev, qp, pkt);
 out:
 	rcu_read_unlock();
 	local_bh_enable();
@@ -471,7 +495,13 @@ bool softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt)
 	bool queued = false;
 
 	spin_lock_irqsave(&sdev->txq_lock, flags);
-	if (!sdev->tx_dead && sdev->txq_len < SOFTIB_TXQ_MAX) {
+	/*
+	 * An HCA's RC engine never drops its own packets: it sends as the
+	 * link allows, and its send queue bounds what waits. UD and the
+	 * management QPs find a full queue and lose the packet.
+	 */
+	if (!sdev->tx_dead &&
+	    (sdev->txq_len < SOFTIB_TXQ_MAX || softib_opcode_is_rc(pkt->opcode))) {
 		list_add_tail(&pkt->list, &sdev->txq);
 		sdev->txq_len++;
 		queue_delayed_work(system_unbound_wq, &sdev->tx_work, 0);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softib: UD, GSI (QP1) and SMI (QP0) queue pairs. A send is copied into a
+ * softib: UD, GSI (QP1), SMI (QP0) and RC queue pairs. A send is copied into a
  * packet and queued on the device; the WR stays on the send queue (at most
  * max_send_wr of them) until the device's tx work has sent the packet, and
  * completes from there, in order (softib_qp_send_done()). Receives wait in
  * a ring until the fabric delivers a packet (softib_qp_rx()); a packet that
- * finds the ring empty is dropped, as UD is on hardware.
+ * finds the ring empty is dropped, as UD is on hardware. RC's reliability
+ * (segments, PSNs, ACKs, retries) and SRQs are in softib_rc.c.
  */
 #include <linux/mm.h>
 #include <linux/rculist.h>
@@ -32,6 +33,7 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 		return -EOPNOTSUPP;
 	switch (init->qp_type) {
 	case IB_QPT_UD:
+	case IB_QPT_RC:
 		break;
 	case IB_QPT_GSI:
 	case IB_QPT_SMI:
@@ -42,13 +44,17 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 		return -EOPNOTSUPP;
 	}
 	/* LSO is the only create flag, and only where the device offers it */
-	if ((init->create_flags & ~IB_QP_CREATE_IPOIB_UD_LSO) || init->srq || init->rwq_ind_tbl ||
+	if ((init->create_flags & ~IB_QP_CREATE_IPOIB_UD_LSO) ||
+	    (init->srq && init->qp_type != IB_QPT_RC) || init->rwq_ind_tbl ||
 	    ((init->create_flags & IB_QP_CREATE_IPOIB_UD_LSO) &&
 	     (init->qp_type != IB_QPT_UD || !sdev->ud_tso)))
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > SOFTIB_MAX_QP_WR || cap->max_recv_wr > SOFTIB_MAX_QP_WR ||
 	    cap->max_send_sge > SOFTIB_MAX_SEND_SGE || cap->max_recv_sge > SOFTIB_MAX_RECV_SGE ||
 	    cap->max_inline_data > 4096)
+		return -EINVAL;
+	/* with an SRQ the QP has no receive queue of its own */
+	if (init->srq && (cap->max_recv_wr || cap->max_recv_sge))
 		return -EINVAL;
 
 	spin_lock_init(&qp->lock);
@@ -68,6 +74,12 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 		return -ENOMEM;
 	}
 	atomic_set(&qp->n_mcast, 0);
+	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
+	if (init->qp_type == IB_QPT_RC) {
+		err = softib_rc_create(qp);
+		if (err)
+			goto err_free_rq;
+	}
 
 	switch (init->qp_type) {
 	case IB_QPT_SMI:
@@ -87,12 +99,14 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 		break;
 	}
 	if (err)
-		goto err_free_rq;
+		goto err_free_rc;
 
 	ibqp->qp_num = qpn;
 	ibdev_dbg(ibqp->device, "created QP 0x%x type %d\n", qpn, init->qp_type);
 	return 0;
 
+err_free_rc:
+	softib_rc_destroy(qp);
 err_free_rq:
 	kvfree(qp->rq);
 	kvfree(qp->sq);
@@ -124,6 +138,7 @@ int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase(&sdev->qps, ibqp->qp_num);
 	softib_qp_detach_all(sdev, qp);
 	synchronize_rcu();	/* the fabric (and tx_work) no longer reach qp */
+	softib_rc_destroy(qp);	/* its timer and events: no more completions */
 	/* a completion event already raised runs before the CQs can go */
 	irq_work_sync(&to_scq(ibqp->send_cq)->comp_work);
 	irq_work_sync(&to_scq(ibqp->recv_cq)->comp_work);
@@ -154,8 +169,7 @@ static struct softib_swqe *softib_sq_entry(struct softib_qp *qp, u32 i)
 	return &qp->sq[(qp->sq_head + i) % qp->max_send_wr];
 }
 
-/* Complete the oldest send WR with status; caller holds qp->lock. */
-static void softib_sq_pop(struct softib_qp *qp, enum ib_wc_status status)
+void softib_sq_pop(struct softib_qp *qp, enum ib_wc_status status)
 {
 	struct softib_swqe *e = softib_sq_entry(qp, 0);
 
@@ -180,6 +194,14 @@ static void softib_sq_advance(struct softib_qp *qp)
 	}
 }
 
+void softib_sq_done_locked(struct softib_qp *qp, u32 seq)
+{
+	if ((s32)(seq - qp->sq_done) > 0)
+		qp->sq_done = seq;
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD || qp->state == IB_QPS_SQE)
+		softib_sq_advance(qp);
+}
+
 void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn, u32 seq)
 {
 	unsigned long flags;
@@ -188,10 +210,7 @@ void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn,
 	if (xa_load(&sdev->qps, qpn) != qp)
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
-	if ((s32)(seq - qp->sq_done) > 0)
-		qp->sq_done = seq;
-	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD || qp->state == IB_QPS_SQE)
-		softib_sq_advance(qp);
+	softib_sq_done_locked(qp, seq);
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
@@ -255,6 +274,11 @@ int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		WRITE_ONCE(qp->pkey_index, attr->pkey_index);
 	if (mask & IB_QP_SQ_PSN)
 		qp->sq_psn = attr->sq_psn & 0xffffff;
+	if (qp->rc) {
+		err = softib_rc_modify(qp, attr, mask, cur, new);
+		if (err)
+			goto out_unlock;
+	}
 	if (new == IB_QPS_RESET) {
 		/* discard without completions */
 		qp->rq_head = 0;
@@ -262,10 +286,13 @@ int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->rq_count = 0;
 		qp->sq_head = 0;
 		qp->sq_count = 0;
+		if (qp->rc)
+			softib_rc_reset_locked(qp, false);
 	}
-	WRITE_ONCE(qp->state, new);
 	if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
-		softib_qp_flush_sq(qp);
+		softib_qp_err_locked(qp);
+	else
+		WRITE_ONCE(qp->state, new);
 out_unlock:
 	spin_unlock_irqrestore(&qp->lock, flags);
 
@@ -279,8 +306,25 @@ out_unlock:
 			cpu_relax();
 
 	if (!err && new == IB_QPS_ERR && cur != IB_QPS_ERR)
-		softib_qp_flush_rq(qp);
+		softib_qp_err_finish(qp);
 	return err;
+}
+
+/* The move to ERR under qp->lock: the send queue flushed, RC traffic stopped. */
+void softib_qp_err_locked(struct softib_qp *qp)
+{
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (qp->rc)
+		softib_rc_reset_locked(qp, true);
+	softib_qp_flush_sq(qp);
+}
+
+/* ... and after it, without the lock: the receive queue, the SRQ event. */
+void softib_qp_err_finish(struct softib_qp *qp)
+{
+	softib_qp_flush_rq(qp);
+	if (qp->rc)
+		softib_rc_err_finish(qp);
 }
 
 /* What an HCA does to a QP on a fault: ERR, every WR flushed. */
@@ -291,13 +335,11 @@ void softib_qp_to_err(struct softib_qp *qp)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	cur = qp->state;
-	if (cur != IB_QPS_RESET && cur != IB_QPS_ERR) {
-		WRITE_ONCE(qp->state, IB_QPS_ERR);
-		softib_qp_flush_sq(qp);
-	}
+	if (cur != IB_QPS_RESET && cur != IB_QPS_ERR)
+		softib_qp_err_locked(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (cur != IB_QPS_RESET && cur != IB_QPS_ERR)
-		softib_qp_flush_rq(qp);
+		softib_qp_err_finish(qp);
 }
 
 static void softib_qp_event(struct softib_qp *qp, enum ib_event_type type)
@@ -372,19 +414,24 @@ int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_wr = qp->max_send_wr;
 	attr->cap.max_recv_wr = qp->rq_size;
 	attr->cap.max_send_sge = qp->max_send_sge;
-	attr->cap.max_recv_sge = SOFTIB_MAX_RECV_SGE;
+	attr->cap.max_recv_sge = qp->srq ? 0 : SOFTIB_MAX_RECV_SGE;
+	if (qp->srq)
+		attr->cap.max_recv_wr = 0;
+	if (qp->rc)
+		softib_rc_query(qp, attr);
 
 	init->qp_type = ibqp->qp_type;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
 	init->port_num = 1;
 	return 0;
 }
 
-static void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr *attr,
-			     u32 len, struct ib_grh *grh)
+void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr *attr, u32 len,
+		      struct ib_grh *grh)
 {
 	const struct ib_global_route *route = rdma_ah_read_grh(attr);
 	u32 pad = (4 - (len & 3)) & 3;
@@ -404,8 +451,8 @@ static void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr 
  * Put a send WR on the send queue; caller holds qp->lock and checked there
  * is room. Returns its sequence number.
  */
-static u32 softib_sq_add(struct softib_qp *qp, const struct ib_send_wr *wr, u32 len,
-			 enum ib_wc_status status, bool no_pkt)
+u32 softib_sq_add(struct softib_qp *qp, const struct ib_send_wr *wr, u32 len,
+		  enum ib_wc_status status, bool no_pkt)
 {
 	struct softib_swqe *e = softib_sq_entry(qp, qp->sq_count);
 
@@ -625,7 +672,10 @@ int softib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	int err;
 
 	for (; wr; wr = wr->next) {
-		err = softib_post_one_send(sdev, qp, wr);
+		if (qp->rc)
+			err = softib_rc_post_send(sdev, qp, wr);
+		else
+			err = softib_post_one_send(sdev, qp, wr);
 		if (err) {
 			*bad_wr = wr;
 			return err;
@@ -642,6 +692,11 @@ int softib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	if (qp->srq) {
+		/* receives of an SRQ-attached QP go to the SRQ */
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	for (; wr; wr = wr->next) {
 		if (wr->num_sge < 0 || wr->num_sge > SOFTIB_MAX_RECV_SGE) {
 			err = -EINVAL;
@@ -750,7 +805,7 @@ int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 }
 
 /* Copy len bytes from src to the WQE's buffers, starting at byte off. */
-static void softib_scatter(const struct softib_rwqe *wqe, u32 off, const void *src, u32 len)
+void softib_scatter(const struct softib_rwqe *wqe, u32 off, const void *src, u32 len)
 {
 	u32 i, n;
 

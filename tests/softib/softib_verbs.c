@@ -47,6 +47,15 @@ static int softib_query_device(struct ib_device *ibdev, struct ib_device_attr *a
 	attr->max_mcast_qp_attach = SOFTIB_MAX_MCAST_ATT;
 	attr->max_total_mcast_qp_attach = SOFTIB_MAX_MCAST_GRP * SOFTIB_MAX_MCAST_ATT;
 	attr->local_ca_ack_delay = 15;
+	/* RC: IPoIB CM asks 4 responder resources; ib_cm carries them to RTR */
+	attr->max_qp_rd_atom = 16;
+	attr->max_qp_init_rd_atom = 16;
+	attr->max_res_rd_atom = SOFTIB_MAX_QP * 16;
+	if (softib_srq_enabled) {
+		attr->max_srq = SOFTIB_MAX_QP;
+		attr->max_srq_wr = SOFTIB_MAX_QP_WR;
+		attr->max_srq_sge = SOFTIB_MAX_RECV_SGE;
+	}
 	return 0;
 }
 
@@ -259,8 +268,15 @@ const struct ib_device_ops softib_dev_ops = {
 	.attach_mcast = softib_attach_mcast,
 	.detach_mcast = softib_detach_mcast,
 
+	.create_srq = softib_create_srq,
+	.modify_srq = softib_modify_srq,
+	.query_srq = softib_query_srq,
+	.destroy_srq = softib_destroy_srq,
+	.post_srq_recv = softib_post_srq_recv,
+
 	INIT_RDMA_OBJ_SIZE(ib_ah, softib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, softib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, softib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, softib_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, softib_srq, ibsrq),
 };
