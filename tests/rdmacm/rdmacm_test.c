@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rdmacm_test: a test-only consumer of the kernel rdma_cm API in the UD
- * port space (RDMA_PS_UDP, SIDR), to check what rdma_cm needs from an
- * IPoIB driver: IP -> GID through the interface's neighbours, the route
- * through the SA, and, on the passive side, which interface (and so which
- * namespace and listener) an incoming request belongs to.
+ * port space (RDMA_PS_UDP, SIDR) and the TCP port space (RDMA_PS_TCP, RC
+ * connections), to check what rdma_cm needs from an IPoIB driver: IP -> GID
+ * through the interface's neighbours, the route through the SA, and, on the
+ * passive side, which interface (and so which namespace and listener) an
+ * incoming request belongs to; and, over RC, that softib's reliable
+ * connections deliver every message intact and in order.
  *
  * Never installed: tests/vm/build.sh builds it into the test initramfs.
  * Controlled through /sys/kernel/debug/rdmacm_test/:
@@ -23,26 +25,42 @@
  *                                    a user-space joiner's) and is held
  *                                    until "release", which leaves
  *              release               destroy every held id
+ *              rclisten PORT ADDR    an RC server (RDMA_PS_TCP): accepts with
+ *                                    retry and RNR retry counts 7, posts 16
+ *                                    64 KiB receives, and checksums what
+ *                                    arrives
+ *              rcsend ADDR PORT N SIZE [GAP_MS]  connect over RC, send N
+ *                                    messages of SIZE random bytes (16 in
+ *                                    flight, or one per GAP_MS), wait for
+ *                                    their completions, disconnect
  *   result   the last connect/hold: "event=NAME status=N step=S ms=N" and,
  *            once established, "qpn=0x... qkey=0x..."
+ *            an rcsend adds "sent=N bytes=N crc=0x... wc=STATUS" (the
+ *            CRC-32 of every byte sent, in order; the first failed
+ *            completion's status, 0 if none)
  *   servers  one line per server: "port=N reqs=N qpn=0x... qkey=0x..."
- *            (the QP number and Q_Key of the last reply it sent)
+ *            (the QP number and Q_Key of the last reply it sent); an RC
+ *            server adds "msgs=N bytes=N crc=0x... wc=STATUS" over every
+ *            connection it accepted, in arrival order
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/completion.h>
+#include <linux/crc32.h>
+#include <linux/delay.h>
 #include <linux/debugfs.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/nsproxy.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <net/net_namespace.h>
 #include <rdma/rdma_cm.h>
 
-MODULE_DESCRIPTION("Test-only rdma_cm UD/SIDR consumer (never installed)");
+MODULE_DESCRIPTION("Test-only rdma_cm UD/SIDR and RC consumer (never installed)");
 MODULE_LICENSE("GPL");
 
 static unsigned int timeout_ms = 2000;
@@ -54,7 +72,34 @@ module_param(connect_wait_s, uint, 0644);
 MODULE_PARM_DESC(connect_wait_s, "how long a connect waits for its answer (s)");
 
 #define RT_CMD_MAX	128
-#define RT_RESULT_MAX	160
+#define RT_RESULT_MAX	224
+#define RT_RC_BUFS	16		/* receives posted, sends in flight */
+#define RT_RC_BUF_SIZE	65536
+
+struct rt_rc;
+
+/* One RC buffer: a posted receive or a send in flight. */
+struct rt_rc_buf {
+	struct ib_cqe cqe;
+	struct rt_rc *rc;
+	void *data;
+	u64 dma;
+	u32 len;
+};
+
+/* The data path of one RC connection, either side. */
+struct rt_rc {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct rt_rc_buf bufs[RT_RC_BUFS];
+	spinlock_t lock;		/* the fields below */
+	u32 *crc;			/* the stream's CRC-32 (the server's, shared) */
+	u32 msgs;
+	u64 bytes;
+	int wc_err;			/* the first failed completion's status */
+	unsigned int inflight;		/* sends posted, not completed */
+	wait_queue_head_t wait;		/* a send completed */
+};
 
 /* One reply a server sent: the QP whose number went to the client. */
 struct rt_conn {
@@ -62,17 +107,25 @@ struct rt_conn {
 	struct rdma_cm_id *id;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
+	struct rt_rc *rc;		/* RC server: its receives */
 };
 
 struct rt_server {
 	struct list_head list;		/* rt_servers, rt_mutex */
 	u16 port;
+	bool rc;			/* RDMA_PS_TCP, RC QPs */
 	struct rdma_cm_id *id;
 	struct mutex lock;		/* the fields below */
 	struct list_head conns;
 	unsigned int reqs;
 	u32 qpn;
 	u32 qkey;
+	/* RC: what arrived on every connection, in order (under rc_lock) */
+	spinlock_t rc_lock;
+	u32 crc;
+	u32 msgs;
+	u64 bytes;
+	int wc_err;
 };
 
 /* An active side waiting in the writer, or held until "release". */
@@ -114,14 +167,188 @@ static LIST_HEAD(rt_held);
 static char rt_result[RT_RESULT_MAX];
 static struct dentry *rt_dir;
 
+/* Unmap and free the buffers of an RC data path whose QP is gone. */
+static void rt_rc_free(struct rt_rc *rc)
+{
+	int i;
+
+	if (!rc)
+		return;
+	for (i = 0; i < RT_RC_BUFS; i++) {
+		if (!rc->bufs[i].data)
+			continue;
+		ib_dma_unmap_single(rc->dev, rc->bufs[i].dma, RT_RC_BUF_SIZE, DMA_BIDIRECTIONAL);
+		kfree(rc->bufs[i].data);
+	}
+	kfree(rc);
+}
+
+static void rt_rc_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+static void rt_rc_send_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static struct rt_rc *rt_rc_alloc(struct ib_device *dev, struct ib_pd *pd, bool recv)
+{
+	struct rt_rc *rc;
+	int i;
+
+	rc = kzalloc(sizeof(*rc), GFP_KERNEL);
+	if (!rc)
+		return NULL;
+	rc->dev = dev;
+	rc->pd = pd;
+	spin_lock_init(&rc->lock);
+	init_waitqueue_head(&rc->wait);
+	for (i = 0; i < RT_RC_BUFS; i++) {
+		struct rt_rc_buf *b = &rc->bufs[i];
+
+		b->rc = rc;
+		b->cqe.done = recv ? rt_rc_recv_done : rt_rc_send_done;
+		b->data = kmalloc(RT_RC_BUF_SIZE, GFP_KERNEL);
+		if (!b->data)
+			goto err;
+		b->dma = ib_dma_map_single(dev, b->data, RT_RC_BUF_SIZE, DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(dev, b->dma)) {
+			kfree(b->data);
+			b->data = NULL;
+			goto err;
+		}
+	}
+	return rc;
+err:
+	rt_rc_free(rc);
+	return NULL;
+}
+
+static int rt_rc_post_recv(struct ib_qp *qp, struct rt_rc_buf *b)
+{
+	struct ib_sge sge = {
+		.addr = b->dma,
+		.length = RT_RC_BUF_SIZE,
+		.lkey = b->rc->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = { .wr_cqe = &b->cqe, .sg_list = &sge, .num_sge = 1 };
+
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+static void rt_rc_note_err(struct ib_wc *wc, int *err)
+{
+	/* flushes follow the first error, or a disconnect: not the cause */
+	if (wc->status != IB_WC_WR_FLUSH_ERR && !*err)
+		*err = wc->status;
+}
+
+/* A message arrived: add it to the server's stream checksum, repost. */
+static void rt_rc_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rt_rc_buf *b = container_of(wc->wr_cqe, struct rt_rc_buf, cqe);
+	struct rt_server *srv = cq->cq_context;
+	unsigned long flags;
+
+	spin_lock_irqsave(&srv->rc_lock, flags);
+	if (wc->status != IB_WC_SUCCESS) {
+		rt_rc_note_err(wc, &srv->wc_err);
+		spin_unlock_irqrestore(&srv->rc_lock, flags);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(b->rc->dev, b->dma, wc->byte_len, DMA_BIDIRECTIONAL);
+	srv->crc = crc32_le(srv->crc, b->data, wc->byte_len);
+	srv->msgs++;
+	srv->bytes += wc->byte_len;
+	spin_unlock_irqrestore(&srv->rc_lock, flags);
+	if (rt_rc_post_recv(wc->qp, b))
+		pr_info("port %u: repost failed\n", srv->port);
+}
+
+static void rt_rc_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rt_rc_buf *b = container_of(wc->wr_cqe, struct rt_rc_buf, cqe);
+	struct rt_rc *rc = b->rc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rc->lock, flags);
+	if (wc->status != IB_WC_SUCCESS)
+		rt_rc_note_err(wc, &rc->wc_err);
+	rc->inflight--;
+	spin_unlock_irqrestore(&rc->lock, flags);
+	wake_up(&rc->wait);
+}
+
 static void rt_conn_free(struct rt_conn *conn)
 {
 	if (conn->id->qp)
 		rdma_destroy_qp(conn->id);
 	rdma_destroy_id(conn->id);
 	ib_free_cq(conn->cq);
+	rt_rc_free(conn->rc);
 	ib_dealloc_pd(conn->pd);
 	kfree(conn);
+}
+
+/*
+ * An RC request reached our listener: an RC QP with 16 64 KiB receives,
+ * accepted with retry and RNR retry counts 7. Non-zero: rdma_cm destroys @id.
+ */
+static int rt_server_rc_request(struct rt_server *srv, struct rdma_cm_id *id)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 1, .max_recv_wr = RT_RC_BUFS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct rt_conn *conn;
+	int i, ret;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return -ENOMEM;
+	conn->id = id;
+	conn->pd = ib_alloc_pd(id->device, 0);
+	if (IS_ERR(conn->pd)) {
+		ret = PTR_ERR(conn->pd);
+		goto err_free;
+	}
+	conn->cq = ib_alloc_cq(id->device, srv, RT_RC_BUFS + 2, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		goto err_dealloc_pd;
+	}
+	ret = -ENOMEM;
+	conn->rc = rt_rc_alloc(id->device, conn->pd, true);
+	if (!conn->rc)
+		goto err_free_cq;
+	init.send_cq = conn->cq;
+	init.recv_cq = conn->cq;
+	ret = rdma_create_qp(id, conn->pd, &init);
+	if (ret)
+		goto err_free_rc;
+	for (i = 0; i < RT_RC_BUFS && !ret; i++)
+		ret = rt_rc_post_recv(id->qp, &conn->rc->bufs[i]);
+	if (!ret)
+		ret = rdma_accept(id, &param);
+	if (ret)
+		goto err_destroy_qp;
+	mutex_lock(&srv->lock);
+	srv->reqs++;
+	srv->qpn = id->qp->qp_num;
+	list_add_tail(&conn->list, &srv->conns);
+	mutex_unlock(&srv->lock);
+	return 0;
+
+err_destroy_qp:
+	rdma_destroy_qp(id);
+err_free_rc:
+	rt_rc_free(conn->rc);
+err_free_cq:
+	ib_free_cq(conn->cq);
+err_dealloc_pd:
+	ib_dealloc_pd(conn->pd);
+err_free:
+	kfree(conn);
+	pr_info("port %u: RC accept failed: %d\n", srv->port, ret);
+	return ret;
 }
 
 /*
@@ -193,7 +420,7 @@ static int rt_server_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	pr_debug("port %u: %s (%d)\n", srv->port, rdma_event_msg(ev->event),
 		 ev->status);
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return rt_server_request(srv, id);
+		return srv->rc ? rt_server_rc_request(srv, id) : rt_server_request(srv, id);
 	return 0;
 }
 
@@ -217,7 +444,7 @@ static int rt_addr(const char *addr, const char *port,
 				    port, ss);
 }
 
-static int rt_listen(const char *port, const char *addr)
+static int rt_listen(const char *port, const char *addr, bool rc)
 {
 	struct sockaddr_storage ss;
 	struct rt_server *srv;
@@ -237,10 +464,12 @@ static int rt_listen(const char *port, const char *addr)
 	if (!srv)
 		return -ENOMEM;
 	srv->port = p;
+	srv->rc = rc;
 	mutex_init(&srv->lock);
+	spin_lock_init(&srv->rc_lock);
 	INIT_LIST_HEAD(&srv->conns);
-	srv->id = rdma_create_id(current->nsproxy->net_ns, rt_server_handler,
-				 srv, RDMA_PS_UDP, IB_QPT_UD);
+	srv->id = rdma_create_id(current->nsproxy->net_ns, rt_server_handler, srv,
+				 rc ? RDMA_PS_TCP : RDMA_PS_UDP, rc ? IB_QPT_RC : IB_QPT_UD);
 	if (IS_ERR(srv->id)) {
 		ret = PTR_ERR(srv->id);
 		goto err_free;
@@ -300,7 +529,7 @@ static int rt_client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		spin_lock(&cl->lock);
 		cl->event = ev->event;
 		cl->status = ev->status;
-		if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED && id->qp_type == IB_QPT_UD) {
 			cl->qpn = ev->param.ud.qp_num;
 			cl->qkey = ev->param.ud.qkey;
 		}
@@ -332,7 +561,7 @@ static int rt_client_wait(struct rt_client *cl, unsigned int ms)
 	return ev;
 }
 
-/* An active side with its UD id in port space @ps, made in the writer's namespace. */
+/* An active side with its id in port space @ps, made in the writer's namespace. */
 static struct rt_client *rt_client_new(enum rdma_ucm_port_space ps)
 {
 	struct rt_client *cl;
@@ -343,8 +572,8 @@ static struct rt_client *rt_client_new(enum rdma_ucm_port_space ps)
 		return ERR_PTR(-ENOMEM);
 	init_completion(&cl->done);
 	spin_lock_init(&cl->lock);
-	cl->id = rdma_create_id(current->nsproxy->net_ns, rt_client_handler,
-				cl, ps, IB_QPT_UD);
+	cl->id = rdma_create_id(current->nsproxy->net_ns, rt_client_handler, cl, ps,
+				ps == RDMA_PS_TCP ? IB_QPT_RC : IB_QPT_UD);
 	if (IS_ERR(cl->id)) {
 		ret = PTR_ERR(cl->id);
 		kfree(cl);
@@ -426,6 +655,165 @@ out_destroy:
 	return 0;
 }
 
+/*
+ * Send @count messages of @size random bytes over the connected RC @id,
+ * RT_RC_BUFS in flight; returns the CRC-32 of the stream, and in @sent and
+ * @wc_err how many completed and the first error.
+ */
+static u32 rt_rc_stream(struct rdma_cm_id *id, struct rt_rc *rc, u32 count, u32 size,
+			u32 gap_ms, u32 *sent, int *wc_err)
+{
+	u32 crc = 0, i;
+	int slot = 0, ret;
+
+	*sent = 0;
+	for (i = 0; i < count; i++) {
+		struct rt_rc_buf *b = &rc->bufs[slot];
+		struct ib_sge sge = {
+			.addr = b->dma, .length = size, .lkey = rc->pd->local_dma_lkey,
+		};
+		struct ib_send_wr wr = {
+			.wr_cqe = &b->cqe, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+		};
+
+		/* a free buffer: fewer than RT_RC_BUFS in flight (slots go round) */
+		if (!wait_event_timeout(rc->wait, READ_ONCE(rc->inflight) < RT_RC_BUFS,
+					connect_wait_s * HZ))
+			break;
+		if (READ_ONCE(rc->wc_err))
+			break;
+		get_random_bytes(b->data, size);
+		crc = crc32_le(crc, b->data, size);
+		ib_dma_sync_single_for_device(rc->dev, b->dma, size, DMA_BIDIRECTIONAL);
+		spin_lock_irq(&rc->lock);
+		rc->inflight++;
+		spin_unlock_irq(&rc->lock);
+		ret = ib_post_send(id->qp, &wr, NULL);
+		if (ret) {
+			spin_lock_irq(&rc->lock);
+			rc->inflight--;
+			spin_unlock_irq(&rc->lock);
+			*wc_err = ret;
+			break;
+		}
+		slot = (slot + 1) % RT_RC_BUFS;
+		if (gap_ms)
+			msleep(gap_ms);
+	}
+	wait_event_timeout(rc->wait, !READ_ONCE(rc->inflight), connect_wait_s * HZ);
+	spin_lock_irq(&rc->lock);
+	if (!*wc_err)
+		*wc_err = rc->wc_err;
+	*sent = i - rc->inflight;
+	spin_unlock_irq(&rc->lock);
+	return crc;
+}
+
+/* rcsend: connect over RC and send; the outcome goes to rt_result. */
+static int rt_rcsend(const char *addr, const char *port, const char *n, const char *sz,
+		     const char *gap)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = RT_RC_BUFS, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
+	unsigned long start = jiffies;
+	struct sockaddr_storage ss;
+	const char *step = "addr";
+	struct rt_rc *rc = NULL;
+	struct ib_pd *pd = NULL;
+	struct ib_cq *cq = NULL;
+	struct rt_client *cl;
+	u32 count, size, gap_ms = 0, sent = 0, crc = 0;
+	int ret, ev = -1, wc_err = 0;
+
+	if (kstrtou32(n, 10, &count) || kstrtou32(sz, 10, &size) || !size ||
+	    size > RT_RC_BUF_SIZE || (gap && kstrtou32(gap, 10, &gap_ms)))
+		return -EINVAL;
+	ret = rt_addr(addr, port, &ss);
+	if (ret)
+		return ret;
+	cl = rt_client_new(RDMA_PS_TCP);
+	if (IS_ERR(cl))
+		return PTR_ERR(cl);
+
+	ret = rdma_resolve_addr(cl->id, NULL, (struct sockaddr *)&ss, timeout_ms);
+	if (ret)
+		goto out_call;
+	ev = rt_client_wait(cl, timeout_ms + 5000);
+	if (ev != RDMA_CM_EVENT_ADDR_RESOLVED)
+		goto out_event;
+	step = "route";
+	reinit_completion(&cl->done);
+	ret = rdma_resolve_route(cl->id, timeout_ms);
+	if (ret)
+		goto out_call;
+	ev = rt_client_wait(cl, timeout_ms + 5000);
+	if (ev != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		goto out_event;
+
+	step = "qp";
+	pd = ib_alloc_pd(cl->id->device, 0);
+	if (IS_ERR(pd)) {
+		ret = PTR_ERR(pd);
+		pd = NULL;
+		goto out_call;
+	}
+	cq = ib_alloc_cq(cl->id->device, NULL, RT_RC_BUFS + 2, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(cq)) {
+		ret = PTR_ERR(cq);
+		cq = NULL;
+		goto out_call;
+	}
+	ret = -ENOMEM;
+	rc = rt_rc_alloc(cl->id->device, pd, false);
+	if (!rc)
+		goto out_call;
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	ret = rdma_create_qp(cl->id, pd, &init);
+	if (ret)
+		goto out_call;
+
+	step = "connect";
+	reinit_completion(&cl->done);
+	ret = rdma_connect(cl->id, &param);
+	if (ret)
+		goto out_call;
+	ev = rt_client_wait(cl, connect_wait_s * 1000);
+	if (ev != RDMA_CM_EVENT_ESTABLISHED)
+		goto out_event;
+	step = "send";
+	crc = rt_rc_stream(cl->id, rc, count, size, gap_ms, &sent, &wc_err);
+
+out_event:
+	snprintf(rt_result, sizeof(rt_result),
+		 "event=%s status=%d step=%s ms=%u sent=%u bytes=%llu crc=0x%08x wc=%d\n",
+		 ev < 0 ? "NONE" : rt_event_name(ev), ev < 0 ? 0 : cl->status, step,
+		 jiffies_to_msecs(jiffies - start), sent, (u64)sent * size, crc, wc_err);
+	goto out_destroy;
+out_call:
+	snprintf(rt_result, sizeof(rt_result), "event=CALL_FAILED status=%d step=%s ms=%u\n",
+		 ret, step, jiffies_to_msecs(jiffies - start));
+out_destroy:
+	if (cl->id->qp) {
+		rdma_disconnect(cl->id);
+		rdma_destroy_qp(cl->id);
+	}
+	rdma_destroy_id(cl->id);
+	if (cq)
+		ib_free_cq(cq);
+	rt_rc_free(rc);
+	if (pd)
+		ib_dealloc_pd(pd);
+	kfree(cl);
+	return 0;
+}
+
 /* mjoin: the outcome goes to rt_result; a joined id is held. */
 static int rt_mjoin(const char *group, const char *addr)
 {
@@ -483,7 +871,7 @@ static void rt_release(void)
 static ssize_t rt_ctl_write(struct file *file, const char __user *ubuf,
 			    size_t len, loff_t *ppos)
 {
-	char buf[RT_CMD_MAX], *p = buf, *argv[4];
+	char buf[RT_CMD_MAX], *p = buf, *argv[6];
 	int argc = 0, ret;
 
 	if (len >= sizeof(buf))
@@ -504,7 +892,11 @@ static ssize_t rt_ctl_write(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&rt_mutex);
 	if (!strcmp(argv[0], "listen") && argc == 3) {
-		ret = rt_listen(argv[1], argv[2]);
+		ret = rt_listen(argv[1], argv[2], false);
+	} else if (!strcmp(argv[0], "rclisten") && argc == 3) {
+		ret = rt_listen(argv[1], argv[2], true);
+	} else if (!strcmp(argv[0], "rcsend") && (argc == 5 || argc == 6)) {
+		ret = rt_rcsend(argv[1], argv[2], argv[3], argv[4], argc == 6 ? argv[5] : NULL);
 	} else if (!strcmp(argv[0], "unlisten") && argc == 2) {
 		ret = rt_unlisten(argv[1]);
 	} else if (!strcmp(argv[0], "connect") && argc == 3) {
@@ -546,8 +938,15 @@ static int rt_servers_show(struct seq_file *m, void *v)
 	mutex_lock(&rt_mutex);
 	list_for_each_entry(srv, &rt_servers, list) {
 		mutex_lock(&srv->lock);
-		seq_printf(m, "port=%u reqs=%u qpn=0x%06x qkey=0x%08x\n",
+		seq_printf(m, "port=%u reqs=%u qpn=0x%06x qkey=0x%08x",
 			   srv->port, srv->reqs, srv->qpn, srv->qkey);
+		if (srv->rc) {
+			spin_lock_irq(&srv->rc_lock);
+			seq_printf(m, " msgs=%u bytes=%llu crc=0x%08x wc=%d", srv->msgs,
+				   srv->bytes, srv->crc, srv->wc_err);
+			spin_unlock_irq(&srv->rc_lock);
+		}
+		seq_putc(m, '\n');
 		mutex_unlock(&srv->lock);
 	}
 	mutex_unlock(&rt_mutex);
