@@ -4,6 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 480
+# tier: 612
 #
 # rdma_cm in the TCP port space (RDMA_PS_TCP: RC connections, as NFS/RDMA,
 # iSER and MPI use it) by the IP addresses of our interfaces, over softib's
