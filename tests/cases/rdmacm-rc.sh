@@ -4,7 +4,8 @@
 # vms: 1
 # boot: shared
 # timeout: 480
-# tier: 612
+# tier: debug 612
+# debug-drivers: ours
 #
 # rdma_cm in the TCP port space (RDMA_PS_TCP: RC connections, as NFS/RDMA,
 # iSER and MPI use it) by the IP addresses of our interfaces, over softib's
