@@ -9,7 +9,10 @@
 # MACs (VM0 52:54:00:00:00:01 -> LID 1, VM1 -> LID 2) and sm_lid=1 puts the
 # SM/SA in VM0, so VM1 joins the broadcast group and resolves paths through
 # VM0's SA over the wire. The two ib0 then ping and ping6 each other, with
-# datagrams up to the 2044-byte MTU.
+# datagrams up to the 2044-byte MTU. Then both go to connected mode (MTU
+# 65520): RC over the wire (its PSNs, AckReq and ACKs in the wire format)
+# carries 60000-byte pings with DF both ways and a TCP echo whose sha256
+# matches.
 . /tests/lib.sh
 
 ME=$((VM_ID + 1))
@@ -42,6 +45,20 @@ check "unicast went to the peer's MAC" sh -c \
 check "the peer's MAC was learned" grep -q "l2 0x000$PEER 52:54:00:00:00:0$PEER" "$(sib "sib$VM_ID" eth)"
 check "no frame refused by the parser" sh -c \
 	"awk '\$1 == \"rx_bad\" && \$2 == 0 { f = 1 } END { exit !f }' $(sib "sib$VM_ID" eth)"
+
+# --- connected mode: RC over the Ethernet transport ---
+check "ib0 to connected mode, MTU 65520" sh -c \
+	"/usr/sbin/ip link set ib0 type ipoib mode connected && /usr/sbin/ip link set ib0 mtu 65520"
+[ "$VM_ID" = 1 ] && tcp_echo_serve - 7001
+check "barrier: connected on both VMs" vm_barrier connected 120
+check_wait "connected: 60000-byte ping with DF to the other VM" 60 \
+	ping -c 1 -W 5 -M "do" -s 60000 "10.88.0.$PEER"
+[ "$VM_ID" = 0 ] && tcp_echo_check "connected, over the wire" - 10.88.0.2 7001 1024
+check "connected: RC packets went over the wire ($(sib_counter "sib$VM_ID" rc_tx) sent)" \
+	sib_counter_ge "sib$VM_ID" rc_tx 1
+check "connected: no frame refused by the parser" sh -c \
+	"awk '\$1 == \"rx_bad\" && \$2 == 0 { f = 1 } END { exit !f }' $(sib "sib$VM_ID" eth)"
+
 # the other VM still needs our SA / answers until it is done
 check "barrier: both done" vm_barrier finished 180
 

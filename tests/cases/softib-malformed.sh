@@ -76,8 +76,13 @@ expect "GRH next header 0x11" drop_malformed "$(wire 0 3 $LID 1 "$(grh 0x60 0x11
 expect "GRH IP version 4" drop_malformed "$(wire 0 3 $LID 1 "$(grh 0x40 0x1b $PAYLEN) $BODY")"
 expect "GRH PayLen inconsistent" drop_malformed "$(wire 0 3 $LID 1 "$(grh 0x60 0x1b $((PAYLEN + 4))) $BODY")"
 
-expect "BTH opcode RC SEND_ONLY" drop_malformed \
-	"$(wire 0 2 $LID 1 "$(bth 0x04 0 0xffff 0x123) $(deth $QKEY 0x48) $(zeros 32)")"
+# RC is carried (softib_rc.c): to no QP it is unrouted, to QP1 refused
+expect "BTH opcode RC SEND_ONLY to no QP" drop_no_qp \
+	"$(wire 0 2 $LID 1 "$(bth 0x04 0 0xffff 0x123) $(zeros 32)")"
+expect "BTH opcode RC SEND_ONLY to QP1" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth 0x04 0 0xffff 0x1) $(zeros 32)")"
+expect "BTH opcode RC RDMA WRITE ONLY (not carried)" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth 0x0a 0 0xffff 0x123) $(zeros 32)")"
 expect "BTH opcode 0xff" drop_malformed \
 	"$(wire 0 2 $LID 1 "$(bth 0xff 0 0xffff 0x123) $(deth $QKEY 0x48) $(zeros 32)")"
 expect "BTH TVer 1" drop_malformed \

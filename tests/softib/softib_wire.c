@@ -3,10 +3,13 @@
  * softib wire format: the IB packet carried by the Ethernet transport and
  * accepted by the per-device "inject" debugfs knob.
  *
- *   LRH (8) [GRH (40)] BTH (12) DETH (8) [ImmDt (4)] payload pad ICRC (4)
+ *   UD:  LRH (8) [GRH (40)] BTH (12) DETH (8) [ImmDt (4)] payload pad ICRC (4)
+ *   RC:  LRH (8) [GRH (40)] BTH (12) [AETH (4)] [ImmDt (4)] payload pad ICRC (4)
  *
- * Only UD SEND_ONLY and SEND_ONLY_WITH_IMMEDIATE are carried (UD, GSI and
- * SMI QPs).  The ICRC is a plain CRC-32 (the Ethernet/zlib one) over every
+ * Carried: UD SEND_ONLY and SEND_ONLY_WITH_IMMEDIATE (UD, GSI and SMI
+ * QPs); RC SEND_FIRST/MIDDLE/LAST/ONLY (with immediate on LAST and ONLY)
+ * with the PSN and AckReq bit in the BTH, and RC ACKNOWLEDGE with its
+ * AETH (syndrome, MSN).  The ICRC is a plain CRC-32 (the Ethernet/zlib one) over every
  * byte before it, stored little-endian; unlike a real HCA no field is
  * masked, which is enough to detect corruption on the simulated wire.
  *
@@ -49,16 +52,34 @@
 #define SOFTIB_LID_PERMISSIVE	0xffff
 
 #define SOFTIB_IMM_BYTES	4
+#define SOFTIB_AETH_BYTES	4
+#define SOFTIB_BTH_ACKREQ	BIT(31)
+#define SOFTIB_PSN_MASK		0xffffff
 
 static bool softib_wire_has_imm(u8 opcode)
 {
-	return opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE;
+	return opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE ||
+	       opcode == IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE ||
+	       opcode == IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE;
 }
 
-static size_t softib_wire_hdr_len(bool has_grh, bool has_imm)
+/* the opcodes carried (see the top of this file) */
+static bool softib_wire_opcode_ok(u8 opcode)
 {
+	return opcode == IB_OPCODE_UD_SEND_ONLY ||
+	       opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE ||
+	       opcode <= IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE ||
+	       opcode == IB_OPCODE_RC_ACKNOWLEDGE;
+}
+
+static size_t softib_wire_hdr_len(bool has_grh, u8 opcode)
+{
+	bool rc = softib_opcode_is_rc(opcode);
+
 	return IB_LRH_BYTES + (has_grh ? IB_GRH_BYTES : 0) + IB_BTH_BYTES +
-	       IB_DETH_BYTES + (has_imm ? SOFTIB_IMM_BYTES : 0);
+	       (rc ? 0 : IB_DETH_BYTES) +
+	       (opcode == IB_OPCODE_RC_ACKNOWLEDGE ? SOFTIB_AETH_BYTES : 0) +
+	       (softib_wire_has_imm(opcode) ? SOFTIB_IMM_BYTES : 0);
 }
 
 static u32 softib_wire_pad(u32 len)
@@ -80,9 +101,8 @@ static u32 softib_wire_icrc(const u8 *buf, size_t len)
  */
 size_t softib_wire_len(const struct softib_pkt *pkt)
 {
-	return softib_wire_hdr_len(pkt->has_grh,
-				   softib_wire_has_imm(pkt->opcode)) +
-	       pkt->len + softib_wire_pad(pkt->len) + IB_ICRC_BYTES;
+	return softib_wire_hdr_len(pkt->has_grh, pkt->opcode) + pkt->len +
+	       softib_wire_pad(pkt->len) + IB_ICRC_BYTES;
 }
 
 /**
@@ -138,13 +158,20 @@ void softib_wire_build(const struct softib_pkt *pkt, u8 *buf)
 	       pad << SOFTIB_BTH_PAD_SHIFT;
 	put_unaligned_be16(pkt->pkey, p + 2);
 	put_unaligned_be32(pkt->dqpn & SOFTIB_QPN_MASK, p + 4);
-	put_unaligned_be32(0, p + 8);
+	put_unaligned_be32((pkt->ack_req ? SOFTIB_BTH_ACKREQ : 0) | (pkt->psn & SOFTIB_PSN_MASK),
+			   p + 8);
 	p += IB_BTH_BYTES;
 
-	/* DETH: Q_Key, resv8 | SrcQP */
-	put_unaligned_be32(pkt->qkey, p);
-	put_unaligned_be32(pkt->sqpn & SOFTIB_QPN_MASK, p + 4);
-	p += IB_DETH_BYTES;
+	if (!softib_opcode_is_rc(pkt->opcode)) {
+		/* DETH: Q_Key, resv8 | SrcQP */
+		put_unaligned_be32(pkt->qkey, p);
+		put_unaligned_be32(pkt->sqpn & SOFTIB_QPN_MASK, p + 4);
+		p += IB_DETH_BYTES;
+	} else if (pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE) {
+		/* AETH: syndrome | MSN */
+		put_unaligned_be32(pkt->aeth, p);
+		p += SOFTIB_AETH_BYTES;
+	}
 
 	if (softib_wire_has_imm(pkt->opcode)) {
 		memcpy(p, &pkt->imm, SOFTIB_IMM_BYTES);
@@ -159,9 +186,12 @@ void softib_wire_build(const struct softib_pkt *pkt, u8 *buf)
 	put_unaligned_le32(softib_wire_icrc(buf, p - buf), p);
 }
 
-/* Check the DLID/DQPN/GRH combination: what IB allows a UD packet. */
-static bool softib_wire_addr_ok(u16 dlid, u16 slid, u32 dqpn, bool has_grh)
+/* Check the DLID/DQPN/GRH combination: what IB allows a UD or RC packet. */
+static bool softib_wire_addr_ok(u16 dlid, u16 slid, u32 dqpn, bool has_grh, bool rc)
 {
+	if (rc)		/* connected: unicast, to neither QP0 nor QP1 */
+		return dlid && slid && dlid < SOFTIB_LID_MCAST_BASE &&
+		       slid < SOFTIB_LID_MCAST_BASE && dqpn > 1 && dqpn != IB_MULTICAST_QPN;
 	/* an SMP from a port without a LID: the permissive SLID */
 	if (slid == SOFTIB_LID_PERMISSIVE && dqpn == 0)
 		return dlid != 0;
@@ -190,8 +220,8 @@ static bool softib_wire_addr_ok(u16 dlid, u16 slid, u32 dqpn, bool has_grh)
 int softib_wire_parse(const u8 *buf, size_t len, struct softib_pkt **out,
 		      enum softib_counter *why)
 {
-	u32 pktlen, dqpn, sqpn, qkey, pad, plen;
-	bool has_grh, has_imm;
+	u32 pktlen, dqpn, sqpn = 0, qkey = 0, pad, plen, psn_a, aeth = 0;
+	bool has_grh, has_imm, rc;
 	struct softib_pkt *pkt;
 	u16 dlid, slid, pkey;
 	const u8 *p = buf;
@@ -226,7 +256,7 @@ int softib_wire_parse(const u8 *buf, size_t len, struct softib_pkt **out,
 	slid = get_unaligned_be16(p + 6);
 
 	/* the shortest packet this LNH allows, then the ICRC over it */
-	if (len < softib_wire_hdr_len(has_grh, false) + IB_ICRC_BYTES)
+	if (len < softib_wire_hdr_len(has_grh, IB_OPCODE_RC_SEND_MIDDLE) + IB_ICRC_BYTES)
 		return -EINVAL;
 	if (get_unaligned_le32(buf + len - IB_ICRC_BYTES) !=
 	    softib_wire_icrc(buf, len - IB_ICRC_BYTES)) {
@@ -249,32 +279,37 @@ int softib_wire_parse(const u8 *buf, size_t len, struct softib_pkt **out,
 
 	/* BTH */
 	opcode = p[0];
-	if (opcode != IB_OPCODE_UD_SEND_ONLY &&
-	    opcode != IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE)
+	if (!softib_wire_opcode_ok(opcode))
 		return -EINVAL;
+	rc = softib_opcode_is_rc(opcode);
 	has_imm = softib_wire_has_imm(opcode);
 	if (p[1] & SOFTIB_BTH_TVER_MASK)
 		return -EINVAL;
 	pad = (p[1] >> SOFTIB_BTH_PAD_SHIFT) & SOFTIB_BTH_PAD_MASK;
 	pkey = get_unaligned_be16(p + 2);
 	dqpn = get_unaligned_be32(p + 4) & SOFTIB_QPN_MASK;
+	psn_a = get_unaligned_be32(p + 8);
 	p += IB_BTH_BYTES;
 
-	/* DETH */
-	qkey = get_unaligned_be32(p);
-	sqpn = get_unaligned_be32(p + 4) & SOFTIB_QPN_MASK;
-	p += IB_DETH_BYTES;
-
-	hdr = softib_wire_hdr_len(has_grh, has_imm);
+	hdr = softib_wire_hdr_len(has_grh, opcode);
 	if (len < hdr + IB_ICRC_BYTES)
 		return -EINVAL;
+	if (!rc) {
+		/* DETH */
+		qkey = get_unaligned_be32(p);
+		sqpn = get_unaligned_be32(p + 4) & SOFTIB_QPN_MASK;
+		p += IB_DETH_BYTES;
+	} else if (opcode == IB_OPCODE_RC_ACKNOWLEDGE) {
+		aeth = get_unaligned_be32(p);
+		p += SOFTIB_AETH_BYTES;
+	}
 	plen = len - hdr - IB_ICRC_BYTES;	/* payload + pad */
 	if (pad > plen)
 		return -EINVAL;
 	plen -= pad;
 	if (plen > SOFTIB_WIRE_MAX_PAYLOAD)
 		return -EMSGSIZE;
-	if (!softib_wire_addr_ok(dlid, slid, dqpn, has_grh))
+	if (!softib_wire_addr_ok(dlid, slid, dqpn, has_grh, rc))
 		return -EINVAL;
 
 	pkt = softib_pkt_alloc(plen, GFP_ATOMIC);
@@ -293,6 +328,11 @@ int softib_wire_parse(const u8 *buf, size_t len, struct softib_pkt **out,
 	pkt->dqpn = dqpn;
 	pkt->qkey = qkey;
 	pkt->sqpn = sqpn;
+	if (rc) {
+		pkt->psn = psn_a & SOFTIB_PSN_MASK;
+		pkt->ack_req = psn_a & SOFTIB_BTH_ACKREQ;
+		pkt->aeth = aeth;
+	}
 	if (has_imm) {
 		memcpy(&pkt->imm, p, SOFTIB_IMM_BYTES);
 		p += SOFTIB_IMM_BYTES;
