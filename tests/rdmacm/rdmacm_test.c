@@ -286,18 +286,22 @@ static void rt_conn_free(struct rt_conn *conn)
 }
 
 /*
- * An RC request reached our listener: an RC QP with 16 64 KiB receives,
- * accepted with retry and RNR retry counts 7. Non-zero: rdma_cm destroys @id.
+ * A request reached our listener: make a QP on its device and accept. UD:
+ * the SIDR reply carries that QP's number and rdma_cm's Q_Key. RC: 16 64
+ * KiB receives posted, retry and RNR retry counts 7. A non-zero return
+ * makes rdma_cm destroy @id (nothing of ours is left).
  */
-static int rt_server_rc_request(struct rt_server *srv, struct rdma_cm_id *id)
+static int rt_server_request(struct rt_server *srv, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr init = {
-		.qp_type = IB_QPT_RC,
+		.qp_type = srv->rc ? IB_QPT_RC : IB_QPT_UD,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 1, .max_recv_wr = RT_RC_BUFS,
+		.cap = { .max_send_wr = 1, .max_recv_wr = srv->rc ? RT_RC_BUFS : 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct rdma_conn_param param = {};
+	struct ib_qp_init_attr qinit;
+	struct ib_qp_attr attr;
 	struct rt_conn *conn;
 	int i, ret;
 
@@ -310,89 +314,31 @@ static int rt_server_rc_request(struct rt_server *srv, struct rdma_cm_id *id)
 		ret = PTR_ERR(conn->pd);
 		goto err_free;
 	}
-	conn->cq = ib_alloc_cq(id->device, srv, RT_RC_BUFS + 2, 0, IB_POLL_WORKQUEUE);
+	conn->cq = ib_alloc_cq(id->device, srv, init.cap.max_recv_wr + 2, 0, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		goto err_dealloc_pd;
 	}
-	ret = -ENOMEM;
-	conn->rc = rt_rc_alloc(id->device, conn->pd, true);
-	if (!conn->rc)
-		goto err_free_cq;
+	if (srv->rc) {
+		ret = -ENOMEM;
+		conn->rc = rt_rc_alloc(id->device, conn->pd, true);
+		if (!conn->rc)
+			goto err_free_cq;
+		param.retry_count = 7;
+		param.rnr_retry_count = 7;
+	}
 	init.send_cq = conn->cq;
 	init.recv_cq = conn->cq;
 	ret = rdma_create_qp(id, conn->pd, &init);
 	if (ret)
-		goto err_free_rc;
-	for (i = 0; i < RT_RC_BUFS && !ret; i++)
+		goto err_free_cq;
+	for (i = 0; srv->rc && i < RT_RC_BUFS && !ret; i++)
 		ret = rt_rc_post_recv(id->qp, &conn->rc->bufs[i]);
 	if (!ret)
 		ret = rdma_accept(id, &param);
 	if (ret)
 		goto err_destroy_qp;
-	mutex_lock(&srv->lock);
-	srv->reqs++;
-	srv->qpn = id->qp->qp_num;
-	list_add_tail(&conn->list, &srv->conns);
-	mutex_unlock(&srv->lock);
-	return 0;
-
-err_destroy_qp:
-	rdma_destroy_qp(id);
-err_free_rc:
-	rt_rc_free(conn->rc);
-err_free_cq:
-	ib_free_cq(conn->cq);
-err_dealloc_pd:
-	ib_dealloc_pd(conn->pd);
-err_free:
-	kfree(conn);
-	pr_info("port %u: RC accept failed: %d\n", srv->port, ret);
-	return ret;
-}
-
-/*
- * A request reached our listener: make a UD QP on its device and accept,
- * which sends the SIDR reply with that QP's number and rdma_cm's Q_Key.
- * A non-zero return makes rdma_cm destroy @id (nothing of ours is left).
- */
-static int rt_server_request(struct rt_server *srv, struct rdma_cm_id *id)
-{
-	struct ib_qp_init_attr init = {
-		.qp_type = IB_QPT_UD,
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct rdma_conn_param param = {};
-	struct ib_qp_init_attr qinit;
-	struct ib_qp_attr attr;
-	struct rt_conn *conn;
-	int ret;
-
-	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
-	if (!conn)
-		return -ENOMEM;
-	conn->id = id;
-	conn->pd = ib_alloc_pd(id->device, 0);
-	if (IS_ERR(conn->pd)) {
-		ret = PTR_ERR(conn->pd);
-		goto err_free;
-	}
-	conn->cq = ib_alloc_cq(id->device, NULL, 2, 0, IB_POLL_WORKQUEUE);
-	if (IS_ERR(conn->cq)) {
-		ret = PTR_ERR(conn->cq);
-		goto err_dealloc_pd;
-	}
-	init.send_cq = conn->cq;
-	init.recv_cq = conn->cq;
-	ret = rdma_create_qp(id, conn->pd, &init);
-	if (ret)
-		goto err_free_cq;
-	ret = rdma_accept(id, &param);
-	if (ret)
-		goto err_destroy_qp;
-	ret = ib_query_qp(id->qp, &attr, IB_QP_QKEY, &qinit);
+	ret = srv->rc ? -EINVAL : ib_query_qp(id->qp, &attr, IB_QP_QKEY, &qinit);
 	mutex_lock(&srv->lock);
 	srv->reqs++;
 	srv->qpn = id->qp->qp_num;
@@ -405,6 +351,7 @@ err_destroy_qp:
 	rdma_destroy_qp(id);
 err_free_cq:
 	ib_free_cq(conn->cq);
+	rt_rc_free(conn->rc);
 err_dealloc_pd:
 	ib_dealloc_pd(conn->pd);
 err_free:
@@ -420,7 +367,7 @@ static int rt_server_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	pr_debug("port %u: %s (%d)\n", srv->port, rdma_event_msg(ev->event),
 		 ev->status);
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return srv->rc ? rt_server_rc_request(srv, id) : rt_server_request(srv, id);
+		return rt_server_request(srv, id);
 	return 0;
 }
 
