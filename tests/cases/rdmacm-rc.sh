@@ -4,6 +4,8 @@
 # vms: 1
 # boot: shared
 # timeout: 480
+# sm: embedded opensm
+# debug-sm: embedded
 # tier: debug 612
 # debug-drivers: ours
 #
@@ -17,7 +19,8 @@
 # retransmissions, duplicates re-acknowledged, all counted by softib), with
 # the receiver's queue starved (RNR NAK, then retry), and with every packet
 # lost after the connection is up (the sends complete with
-# IB_WC_RETRY_EXC_ERR, status 12, after the retries).
+# IB_WC_RETRY_EXC_ERR, status 12, after the retries). Under OpenSM too: RC
+# through softib's switch.
 . /tests/lib.sh
 
 RT=/sys/kernel/debug/rdmacm_test
@@ -120,6 +123,8 @@ check "all lost: 8 ACK timeouts (retry_count 7) before it ($t0 -> $(cnt sib0 rc_
 	test "$(($(cnt sib0 rc_timeout) - t0))" -eq 8
 check "all lost: softib counted the retry-exceeded error" test "$(sum2 rc_retry_exc)" -gt "$x0"
 rt b unlisten 7475
+# the loss hit everything (OpenSM's sweeps and IPoIB's ARP too): IP first
+check_wait "after the loss: ping a -> b" 60 pings a 10.12.0.2
 stream "after the loss: a new connection" 7476 20 16384
 
 check "unload rdmacm_test" rmmod rdmacm_test
