@@ -14,7 +14,8 @@
 # reliable connections: tests/rdmacm/rdmacm_test.ko connects from a to an RC
 # listener on b's address (retry and RNR retry counts 7) and streams random
 # messages; the CRC-32 of everything sent equals the CRC-32 of everything
-# received, in order. Proven on a clean fabric (no retransmission), with
+# received, in order. Proven on a clean fabric (no retransmission), through
+# an SRQ (its limit event reaches the consumer), with
 # 5% loss, duplication and reordering (go-back-N: NAK-sequence errors,
 # retransmissions, duplicates re-acknowledged, all counted by softib), with
 # the receiver's queue starved (RNR NAK, then retry), and with every packet
@@ -69,6 +70,14 @@ check_wait "ping a -> b" 20 pings a 10.12.0.2
 
 stream "clean fabric" 7471 100 16384
 stream "64 KiB messages" 7472 20 65536
+# --- receives through an SRQ: 15 posted, its limit event armed at 15 ---
+l0=$(cnt sib1 srq_limit)
+rt b rclisten 7477 10.12.0.2 srq
+rt a rcsend 10.12.0.2 7477 200 8192
+srv=$(grep "^port=7477 " $RT/servers)
+stream_result "through an SRQ" 7477 200 8192
+check "SRQ: its limit event reached the consumer ($(field "$srv" srq_events)) and softib counted it ($l0 -> $(cnt sib1 srq_limit))" \
+	test "$(field "$srv" srq_events)" -ge 1 -a "$(cnt sib1 srq_limit)" -gt "$l0"
 check "clean fabric: no retransmission, NAK or timeout" \
 	test "$(sum2 rc_retrans)/$(sum2 rc_nak)/$(sum2 rc_timeout)" = 0/0/0
 

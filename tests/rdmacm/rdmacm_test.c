@@ -25,9 +25,11 @@
  *                                    a user-space joiner's) and is held
  *                                    until "release", which leaves
  *              release               destroy every held id
- *              rclisten PORT ADDR    an RC server (RDMA_PS_TCP): accepts with
- *                                    retry and RNR retry counts 7, posts 16
- *                                    64 KiB receives, and checksums what
+ *              rclisten PORT ADDR [srq]  an RC server (RDMA_PS_TCP): accepts
+ *                                    with retry and RNR retry counts 7,
+ *                                    posts 16 64 KiB receives (with "srq":
+ *                                    15 to an SRQ whose limit event is
+ *                                    armed at 15), and checksums what
  *                                    arrives
  *              rcsend ADDR PORT N SIZE [GAP_MS]  connect over RC, send N
  *                                    messages of SIZE random bytes (16 in
@@ -92,10 +94,8 @@ struct rt_rc {
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct rt_rc_buf bufs[RT_RC_BUFS];
+	struct ib_srq *srq;		/* server with "srq": receives posted there */
 	spinlock_t lock;		/* the fields below */
-	u32 *crc;			/* the stream's CRC-32 (the server's, shared) */
-	u32 msgs;
-	u64 bytes;
 	int wc_err;			/* the first failed completion's status */
 	unsigned int inflight;		/* sends posted, not completed */
 	wait_queue_head_t wait;		/* a send completed */
@@ -114,6 +114,8 @@ struct rt_server {
 	struct list_head list;		/* rt_servers, rt_mutex */
 	u16 port;
 	bool rc;			/* RDMA_PS_TCP, RC QPs */
+	bool srq;			/* RC receives through an SRQ, limit armed */
+	atomic_t srq_events;		/* IB_EVENT_SRQ_LIMIT_REACHED seen */
 	struct rdma_cm_id *id;
 	struct mutex lock;		/* the fields below */
 	struct list_head conns;
@@ -228,6 +230,8 @@ static int rt_rc_post_recv(struct ib_qp *qp, struct rt_rc_buf *b)
 	};
 	struct ib_recv_wr wr = { .wr_cqe = &b->cqe, .sg_list = &sge, .num_sge = 1 };
 
+	if (b->rc->srq)
+		return ib_post_srq_recv(b->rc->srq, &wr, NULL);
 	return ib_post_recv(qp, &wr, NULL);
 }
 
@@ -280,9 +284,20 @@ static void rt_conn_free(struct rt_conn *conn)
 		rdma_destroy_qp(conn->id);
 	rdma_destroy_id(conn->id);
 	ib_free_cq(conn->cq);
+	if (conn->rc && conn->rc->srq)
+		ib_destroy_srq(conn->rc->srq);
 	rt_rc_free(conn->rc);
 	ib_dealloc_pd(conn->pd);
 	kfree(conn);
+}
+
+/* the SRQ's count fell below its limit; counted, not re-armed */
+static void rt_srq_event(struct ib_event *ev, void *ctx)
+{
+	struct rt_server *srv = ctx;
+
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		atomic_inc(&srv->srq_events);
 }
 
 /*
@@ -327,12 +342,30 @@ static int rt_server_request(struct rt_server *srv, struct rdma_cm_id *id)
 		param.retry_count = 7;
 		param.rnr_retry_count = 7;
 	}
+	if (srv->srq) {
+		struct ib_srq_init_attr sattr = {
+			.event_handler = rt_srq_event,
+			.srq_context = srv,
+			/* 15 posted: the first message takes the count below it */
+			.attr = { .max_wr = RT_RC_BUFS, .max_sge = 1, .srq_limit = RT_RC_BUFS - 1 },
+		};
+
+		conn->rc->srq = ib_create_srq(conn->pd, &sattr);
+		if (IS_ERR(conn->rc->srq)) {
+			ret = PTR_ERR(conn->rc->srq);
+			conn->rc->srq = NULL;
+			goto err_free_cq;
+		}
+		init.srq = conn->rc->srq;
+		init.cap.max_recv_wr = 0;
+		init.cap.max_recv_sge = 0;
+	}
 	init.send_cq = conn->cq;
 	init.recv_cq = conn->cq;
 	ret = rdma_create_qp(id, conn->pd, &init);
 	if (ret)
 		goto err_free_cq;
-	for (i = 0; srv->rc && i < RT_RC_BUFS && !ret; i++)
+	for (i = 0; srv->rc && i < RT_RC_BUFS - srv->srq && !ret; i++)
 		ret = rt_rc_post_recv(id->qp, &conn->rc->bufs[i]);
 	if (!ret)
 		ret = rdma_accept(id, &param);
@@ -351,6 +384,8 @@ err_destroy_qp:
 	rdma_destroy_qp(id);
 err_free_cq:
 	ib_free_cq(conn->cq);
+	if (conn->rc && conn->rc->srq)
+		ib_destroy_srq(conn->rc->srq);
 	rt_rc_free(conn->rc);
 err_dealloc_pd:
 	ib_dealloc_pd(conn->pd);
@@ -391,7 +426,7 @@ static int rt_addr(const char *addr, const char *port,
 				    port, ss);
 }
 
-static int rt_listen(const char *port, const char *addr, bool rc)
+static int rt_listen(const char *port, const char *addr, bool rc, bool srq)
 {
 	struct sockaddr_storage ss;
 	struct rt_server *srv;
@@ -412,6 +447,7 @@ static int rt_listen(const char *port, const char *addr, bool rc)
 		return -ENOMEM;
 	srv->port = p;
 	srv->rc = rc;
+	srv->srq = srq;
 	mutex_init(&srv->lock);
 	spin_lock_init(&srv->rc_lock);
 	INIT_LIST_HEAD(&srv->conns);
@@ -839,9 +875,11 @@ static ssize_t rt_ctl_write(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&rt_mutex);
 	if (!strcmp(argv[0], "listen") && argc == 3) {
-		ret = rt_listen(argv[1], argv[2], false);
+		ret = rt_listen(argv[1], argv[2], false, false);
 	} else if (!strcmp(argv[0], "rclisten") && argc == 3) {
-		ret = rt_listen(argv[1], argv[2], true);
+		ret = rt_listen(argv[1], argv[2], true, false);
+	} else if (!strcmp(argv[0], "rclisten") && argc == 4 && !strcmp(argv[3], "srq")) {
+		ret = rt_listen(argv[1], argv[2], true, true);
 	} else if (!strcmp(argv[0], "rcsend") && (argc == 5 || argc == 6)) {
 		ret = rt_rcsend(argv[1], argv[2], argv[3], argv[4], argc == 6 ? argv[5] : NULL);
 	} else if (!strcmp(argv[0], "unlisten") && argc == 2) {
@@ -889,8 +927,9 @@ static int rt_servers_show(struct seq_file *m, void *v)
 			   srv->port, srv->reqs, srv->qpn, srv->qkey);
 		if (srv->rc) {
 			spin_lock_irq(&srv->rc_lock);
-			seq_printf(m, " msgs=%u bytes=%llu crc=0x%08x wc=%d", srv->msgs,
-				   srv->bytes, srv->crc, srv->wc_err);
+			seq_printf(m, " msgs=%u bytes=%llu crc=0x%08x wc=%d srq_events=%d",
+				   srv->msgs, srv->bytes, srv->crc, srv->wc_err,
+				   atomic_read(&srv->srq_events));
 			spin_unlock_irq(&srv->rc_lock);
 		}
 		seq_putc(m, '\n');
