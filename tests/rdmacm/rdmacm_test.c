@@ -565,6 +565,32 @@ static struct rt_client *rt_client_new(enum rdma_ucm_port_space ps)
 	return cl;
 }
 
+/*
+ * Resolve the address, then the route, of @cl's id to @dst. Returns a
+ * failed call's errno (0 if both calls were made), with the last event
+ * seen (-1: none in time) in @ev and the step reached in @step.
+ */
+static int rt_resolve(struct rt_client *cl, struct sockaddr_storage *dst, const char **step,
+		      int *ev)
+{
+	int ret;
+
+	*step = "addr";
+	ret = rdma_resolve_addr(cl->id, NULL, (struct sockaddr *)dst, timeout_ms);
+	if (ret)
+		return ret;
+	*ev = rt_client_wait(cl, timeout_ms + 5000);
+	if (*ev != RDMA_CM_EVENT_ADDR_RESOLVED)
+		return 0;
+	*step = "route";
+	reinit_completion(&cl->done);
+	ret = rdma_resolve_route(cl->id, timeout_ms);
+	if (ret)
+		return ret;
+	*ev = rt_client_wait(cl, timeout_ms + 5000);
+	return 0;
+}
+
 /* connect (hold == false) or hold: the outcome goes to rt_result. */
 static int rt_connect(const char *addr, const char *port, bool hold)
 {
@@ -582,20 +608,9 @@ static int rt_connect(const char *addr, const char *port, bool hold)
 	if (IS_ERR(cl))
 		return PTR_ERR(cl);
 
-	ret = rdma_resolve_addr(cl->id, NULL, (struct sockaddr *)&ss,
-				timeout_ms);
+	ret = rt_resolve(cl, &ss, &step, &ev);
 	if (ret)
 		goto out_call;
-	ev = rt_client_wait(cl, timeout_ms + 5000);
-	if (ev != RDMA_CM_EVENT_ADDR_RESOLVED)
-		goto out_event;
-
-	step = "route";
-	reinit_completion(&cl->done);
-	ret = rdma_resolve_route(cl->id, timeout_ms);
-	if (ret)
-		goto out_call;
-	ev = rt_client_wait(cl, timeout_ms + 5000);
 	if (ev != RDMA_CM_EVENT_ROUTE_RESOLVED)
 		goto out_event;
 	if (hold) {
@@ -724,18 +739,9 @@ static int rt_rcsend(const char *addr, const char *port, const char *n, const ch
 	if (IS_ERR(cl))
 		return PTR_ERR(cl);
 
-	ret = rdma_resolve_addr(cl->id, NULL, (struct sockaddr *)&ss, timeout_ms);
+	ret = rt_resolve(cl, &ss, &step, &ev);
 	if (ret)
 		goto out_call;
-	ev = rt_client_wait(cl, timeout_ms + 5000);
-	if (ev != RDMA_CM_EVENT_ADDR_RESOLVED)
-		goto out_event;
-	step = "route";
-	reinit_completion(&cl->done);
-	ret = rdma_resolve_route(cl->id, timeout_ms);
-	if (ret)
-		goto out_call;
-	ev = rt_client_wait(cl, timeout_ms + 5000);
 	if (ev != RDMA_CM_EVENT_ROUTE_RESOLVED)
 		goto out_event;
 
