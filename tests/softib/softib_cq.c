@@ -204,7 +204,14 @@ void softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc, bool solicited
 	if (cq->overflowed)
 		goto out_unlock;	/* a CQ in error takes nothing more */
 	next = softib_cq_next(cq, cq->tail);
-	if (next == cq->head || atomic_add_unless(&sdev->fail_cq_overflow, -1, 0)) {
+	/*
+	 * The injected overflow spares CQs without an event handler (ib_mad's,
+	 * from ib_alloc_cq()): no one could recover those, and a core that
+	 * sizes its CQ to its queues never overflows it on an HCA either.
+	 */
+	if (next == cq->head ||
+	    (cq->ibcq.event_handler &&
+	     atomic_add_unless(&sdev->fail_cq_overflow, -1, 0))) {
 		cq->overflowed = true;
 		overflow = true;
 		goto out_unlock;
