@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ib_ipoib: IP over InfiniBand, datagram mode (RFC 4391).
+ * ib_ipoib: IP over InfiniBand, datagram mode (RFC 4391) and connected
+ * mode (RFC 4755).
  *
  * Shared types and prototypes, grouped by the file that implements them.
  *
@@ -15,6 +16,8 @@
  *   4. netif_tx_lock (per queue) ndo_start_xmit
  *   5. priv->table_lock          writers of the neighbour, path and group hashes
  *   6. path->lock, mc->lock      one path's / one group's state and wait queue
+ *   7. cm->lock (ipoib_cm.c)     connected mode's connection lists and
+ *                                states, neigh->cm_tx; irqsave
  *
  * A path's SA query is started under 6 (from xmit, so also under 4): only
  * ib_sa's, ib_mad's and the HCA driver's own spinlocks are taken inside,
@@ -59,6 +62,9 @@
 #include <rdma/ib_sa.h>
 #include "ipoib_compat.h"
 
+struct ipoib_cm;	/* connected mode, private to ipoib_cm.c */
+struct ipoib_cm_tx;
+
 /*
  * The driver's version: MODULE_VERSION (which DKMS compares with the
  * in-tree module's: with none on either side it refuses to replace it),
@@ -78,6 +84,9 @@
 #define IPOIB_MCAST_QUEUE_LEN	16	/* packets held while a send-only join runs */
 #define IPOIB_NAPI_TX_BUDGET	64
 #define IPOIB_MAX_TX_SGE	(MAX_SKB_FRAGS + 1)	/* linear part + frags */
+#define IPOIB_HW_RC		0x80	/* address octet 0: accepts RC (RFC 4755) */
+#define IPOIB_CM_MTU		(0x10000 - 0x10)	/* connected-mode IP MTU */
+#define IPOIB_CM_BUF_SIZE	(IPOIB_CM_MTU + IPOIB_ENCAP_LEN)
 
 /* The 4-byte header in front of every IPoIB payload. */
 struct ipoib_encap {
@@ -118,6 +127,7 @@ enum ipoib_rl {
 	IPOIB_RL_ATTACH,
 	IPOIB_RL_AH,
 	IPOIB_RL_SQE,
+	IPOIB_RL_CM,
 	IPOIB_RL_NR,
 };
 
@@ -148,6 +158,7 @@ enum ipoib_counter {
 	IPOIB_CTR_DROP_NO_AH,		/* no address handle could be made */
 	IPOIB_CTR_DROP_MCAST_QUEUE_FULL,/* group still joining, queue full */
 	IPOIB_CTR_PATH_LID_MOVED,	/* a peer's SLID was not our DLID: re-query */
+	IPOIB_CTR_DROP_TOO_BIG,		/* bigger than UD carries: ICMP sent */
 	IPOIB_CTR_NR,
 };
 
@@ -251,6 +262,7 @@ struct ipoib_neigh {
 	struct list_head list;		/* priv->neigh_list, table_lock */
 	struct ipoib_path *path;	/* holds a path->nr_neigh count */
 	unsigned long last_used;	/* jiffies */
+	struct ipoib_cm_tx __rcu *cm_tx; /* connected mode, ipoib_cm.c */
 	struct rcu_head rcu;
 };
 
@@ -331,6 +343,12 @@ struct ipoib_dev_priv {
 	struct ib_cq *send_cq;
 	struct ib_qp *qp;
 	struct ib_event_handler event_handler;
+
+	/* connected mode (ipoib_cm.c): mode under rtnl + op_mutex */
+	bool cm_mode;
+	struct ipoib_cm __rcu *cm;	/* op_mutex; RCU for xmit */
+	struct ipoib_rx_stats cm_rx_stats;	/* the cm NAPI's */
+	struct ipoib_tx_stats cm_tx_stats;
 
 	/* receive side, owned by rx_napi while RUNNING */
 	struct napi_struct rx_napi;
@@ -482,7 +500,22 @@ void ipoib_ib_sq_recover(struct ipoib_dev_priv *priv);
 int ipoib_ib_recreate(struct ipoib_dev_priv *priv);
 void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		struct ipoib_ah *ah, u32 qpn);
+unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,
+			  struct ipoib_tx_buf *buf, struct ib_sge *sge);
+void ipoib_tx_unmap(struct ipoib_dev_priv *priv, struct ipoib_tx_buf *buf,
+		    unsigned int nr_frags);
+bool ipoib_tx_may_wake(struct ipoib_dev_priv *priv);
 void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb);
+
+/* ipoib_cm.c */
+int ipoib_cm_supported(struct ipoib_dev_priv *priv);
+int ipoib_cm_start(struct ipoib_dev_priv *priv);
+void ipoib_cm_stop(struct ipoib_dev_priv *priv);
+bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
+		   struct sk_buff *skb, const u8 *daddr);
+bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb);
+bool ipoib_cm_tx_room(struct ipoib_dev_priv *priv);
+void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh);
 
 /* ipoib_ah.c */
 struct ipoib_ah *ipoib_ah_create(struct ipoib_dev_priv *priv,
@@ -506,6 +539,7 @@ void ipoib_path_cleanup(struct ipoib_dev_priv *priv);
 struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
 					    const union ib_gid *dgid);
 void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn);
+bool ipoib_path_copy_rec(struct ipoib_path *path, struct sa_path_rec *rec);
 void ipoib_path_refresh_all(struct ipoib_dev_priv *priv);
 void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
 			   const union ib_gid *gid, u32 slid);

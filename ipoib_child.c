@@ -33,21 +33,73 @@ static int ipoib_pkey_valid(u16 pkey, struct netlink_ext_ack *extack)
 	return 0;
 }
 
+/*
+ * Datagram or connected mode (sysfs `mode`, IFLA_IPOIB_MODE), under rtnl.
+ * As with the in-tree driver, connected mode raises the MTU to
+ * IPOIB_CM_MTU and datagram mode brings it back within the broadcast
+ * group's; features follow (ipoib_fix_features()). A running interface
+ * starts or stops listening at once; our address follows through the
+ * carrier work.
+ */
 int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
 		   struct netlink_ext_ack *extack)
 {
-	switch (mode) {
-	case IPOIB_MODE_DATAGRAM:
-		return 0;
-	case IPOIB_MODE_CONNECTED:
-		netdev_info(priv->dev,
-			    "connected mode is not supported, staying in datagram mode\n");
-		NL_SET_ERR_MSG(extack, "ipoib: connected mode is not supported");
-		return -EOPNOTSUPP;
-	default:
+	struct net_device *dev = priv->dev;
+	bool cm = mode == IPOIB_MODE_CONNECTED;
+	int ret = 0;
+
+	ASSERT_RTNL();
+	if (mode != IPOIB_MODE_DATAGRAM && mode != IPOIB_MODE_CONNECTED) {
 		NL_SET_ERR_MSG(extack, "ipoib: unknown mode");
 		return -EINVAL;
 	}
+	if (cm == priv->cm_mode)
+		return 0;
+	if (cm) {
+		ret = ipoib_cm_supported(priv);
+		if (ret) {
+			NL_SET_ERR_MSG(extack,
+				       "ipoib: the HCA cannot do connected mode");
+			return ret;
+		}
+	}
+
+	mutex_lock(&priv->op_mutex);
+	priv->cm_mode = cm;
+	if (!cm) {
+		ipoib_cm_stop(priv);
+		if (test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
+			ipoib_addr_changed(priv);
+	} else if (test_bit(IPOIB_FLAG_RUNNING, &priv->flags)) {
+		ret = ipoib_cm_start(priv);
+		if (ret)
+			priv->cm_mode = false;
+	}
+	mutex_unlock(&priv->op_mutex);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "ipoib: cannot start connected mode");
+		return ret;
+	}
+	netdev_info(dev, "%s mode\n", cm ? "connected" : "datagram");
+
+	netdev_update_features(dev);
+	if (cm) {
+		ret = dev_set_mtu(dev, IPOIB_CM_MTU);
+	} else {
+		u32 mtu = min_t(u32, dev->mtu,
+				priv->max_ib_mtu - IPOIB_ENCAP_LEN);
+
+		if (test_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
+			mtu = min(mtu, READ_ONCE(priv->mcast_mtu));
+		ret = dev_set_mtu(dev, mtu);
+	}
+	if (ret)
+		netdev_warn(dev, "cannot set the MTU of %s mode: %d\n",
+			    cm ? "connected" : "datagram", ret);
+	/* the RC flag of our address */
+	if (test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags))
+		queue_delayed_work(priv->wq, &priv->carrier_work, 0);
+	return 0;
 }
 
 /*
@@ -131,7 +183,7 @@ static int ipoib_child_add(struct ipoib_dev_priv *ppriv, struct net_device *dev,
 	if (ret)
 		return ret;
 	if (mtu) {
-		dev->mtu = min(mtu, dev->max_mtu);
+		dev->mtu = min(mtu, priv->max_ib_mtu - IPOIB_ENCAP_LEN);
 		priv->admin_mtu = dev->mtu;
 	}
 	ret = register_netdevice(dev);
@@ -309,12 +361,10 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 	if (ret)
 		return ret;
 	/* Refuse what changelink would refuse before anything exists. */
-	if (data && data[IFLA_IPOIB_MODE]) {
-		priv->dev = dev;
-		ret = ipoib_set_mode(priv, nla_get_u16(data[IFLA_IPOIB_MODE]),
-				     extack);
-		if (ret)
-			return ret;
+	if (data && data[IFLA_IPOIB_MODE] &&
+	    nla_get_u16(data[IFLA_IPOIB_MODE]) > IPOIB_MODE_CONNECTED) {
+		NL_SET_ERR_MSG(extack, "ipoib: unknown mode");
+		return -EINVAL;
 	}
 
 	/* rtnl_create_link() checked IFLA_MTU and put it in dev->mtu. */
@@ -324,6 +374,9 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 		return ret;
 	if (data && data[IFLA_IPOIB_UMCAST])
 		ipoib_set_umcast(priv, nla_get_u16(data[IFLA_IPOIB_UMCAST]));
+	/* registered, not up: a refusal leaves a datagram-mode child */
+	if (data && data[IFLA_IPOIB_MODE])
+		ipoib_set_mode(priv, nla_get_u16(data[IFLA_IPOIB_MODE]), extack);
 	return 0;
 }
 
@@ -351,7 +404,8 @@ static int ipoib_link_fill_info(struct sk_buff *skb,
 	struct ipoib_dev_priv *priv = netdev_priv(dev);
 
 	if (nla_put_u16(skb, IFLA_IPOIB_PKEY, priv->pkey) ||
-	    nla_put_u16(skb, IFLA_IPOIB_MODE, IPOIB_MODE_DATAGRAM) ||
+	    nla_put_u16(skb, IFLA_IPOIB_MODE, priv->cm_mode ?
+			IPOIB_MODE_CONNECTED : IPOIB_MODE_DATAGRAM) ||
 	    nla_put_u16(skb, IFLA_IPOIB_UMCAST, READ_ONCE(priv->umcast)))
 		return -EMSGSIZE;
 	return 0;

@@ -44,6 +44,11 @@ static const char ipoib_stat_names[][ETH_GSTRING_LEN] = {
 	"tx_drop_no_ah",
 	"tx_drop_mcast_queue_full",
 	"path_lid_moved",
+	"tx_drop_too_big",
+	"rc_rx_packets",
+	"rc_rx_bytes",
+	"rc_tx_packets",
+	"rc_tx_bytes",
 };
 
 static int ipoib_get_sset_count(struct net_device *dev, int sset)
@@ -94,7 +99,22 @@ static void ipoib_get_ethtool_stats(struct net_device *dev,
 	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_DROP_NO_AH]);
 	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_DROP_MCAST_QUEUE_FULL]);
 	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_PATH_LID_MOVED]);
-	BUILD_BUG_ON(ARRAY_SIZE(ipoib_stat_names) != 18);
+	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_DROP_TOO_BIG]);
+	do {
+		start = u64_stats_fetch_begin(&priv->cm_rx_stats.syncp);
+		rx[0] = u64_stats_read(&priv->cm_rx_stats.packets);
+		rx[1] = u64_stats_read(&priv->cm_rx_stats.bytes);
+	} while (u64_stats_fetch_retry(&priv->cm_rx_stats.syncp, start));
+	do {
+		start = u64_stats_fetch_begin(&priv->cm_tx_stats.syncp);
+		tx[0] = u64_stats_read(&priv->cm_tx_stats.packets);
+		tx[1] = u64_stats_read(&priv->cm_tx_stats.bytes);
+	} while (u64_stats_fetch_retry(&priv->cm_tx_stats.syncp, start));
+	data[i++] = rx[0];
+	data[i++] = rx[1];
+	data[i++] = tx[0];
+	data[i++] = tx[1];
+	BUILD_BUG_ON(ARRAY_SIZE(ipoib_stat_names) != 23);
 }
 
 /* Mb/s of one lane at the port's active speed; 0 if unknown. */

@@ -410,9 +410,19 @@ static unsigned int ipoib_tx_inflight(struct ipoib_dev_priv *priv)
 	return READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail);
 }
 
+/*
+ * The one TX queue feeds the UD ring and the connections' rings: it may
+ * run again when all of them have room. Either NAPI context, or xmit.
+ */
+bool ipoib_tx_may_wake(struct ipoib_dev_priv *priv)
+{
+	return ipoib_tx_inflight(priv) <= IPOIB_TX_RING_SIZE / 2 &&
+	       ipoib_cm_tx_room(priv);
+}
+
 /* Unmap the linear part and the first @nr_frags frags of a send. */
-static void ipoib_tx_unmap(struct ipoib_dev_priv *priv,
-			   struct ipoib_tx_buf *buf, unsigned int nr_frags)
+void ipoib_tx_unmap(struct ipoib_dev_priv *priv, struct ipoib_tx_buf *buf,
+		    unsigned int nr_frags)
 {
 	struct sk_buff *skb = buf->skb;
 	unsigned int f;
@@ -431,8 +441,8 @@ static void ipoib_tx_unmap(struct ipoib_dev_priv *priv,
  * LSO WR carries as its header (if any is left), then every frag.
  * Returns the number of SGEs, or 0 with nothing left mapped.
  */
-static unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,
-				 struct ipoib_tx_buf *buf, struct ib_sge *sge)
+unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,
+			  struct ipoib_tx_buf *buf, struct ib_sge *sge)
 {
 	struct sk_buff *skb = buf->skb;
 	unsigned int n = 0, f;
@@ -532,7 +542,7 @@ static int ipoib_tx_poll(struct napi_struct *napi, int budget)
 	smp_mb(); /* tx_tail before the stopped check, pairs with xmit */
 	if (netif_queue_stopped(priv->dev) &&
 	    test_bit(IPOIB_FLAG_RUNNING, &priv->flags) &&
-	    ipoib_tx_inflight(priv) <= IPOIB_TX_RING_SIZE / 2)
+	    ipoib_tx_may_wake(priv))
 		netif_wake_queue(priv->dev);
 
 	if (done >= IPOIB_NAPI_TX_BUDGET)
@@ -648,7 +658,7 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	if (ipoib_tx_inflight(priv) >= IPOIB_TX_RING_SIZE) {
 		netif_stop_queue(priv->dev);
 		smp_mb(); /* stopped before re-reading tx_tail */
-		if (ipoib_tx_inflight(priv) < IPOIB_TX_RING_SIZE)
+		if (ipoib_tx_may_wake(priv))
 			netif_wake_queue(priv->dev);
 	}
 }
@@ -771,6 +781,9 @@ int ipoib_ib_start(struct ipoib_dev_priv *priv)
 	napi_schedule(&priv->rx_napi);
 	local_bh_enable();
 	netif_wake_queue(priv->dev);
+	/* UD works without it: the mode stays, our address says no RC */
+	if (priv->cm_mode)
+		ipoib_cm_start(priv);
 	return 0;
 
 err_stop:
@@ -801,8 +814,10 @@ void ipoib_ib_stop(struct ipoib_dev_priv *priv)
 	unsigned int i;
 
 	lockdep_assert_held(&priv->op_mutex);
-	if (!test_and_clear_bit(IPOIB_FLAG_RUNNING, &priv->flags))
+	if (!test_bit(IPOIB_FLAG_RUNNING, &priv->flags))
 		return;
+	ipoib_cm_stop(priv);
+	clear_bit(IPOIB_FLAG_RUNNING, &priv->flags);
 
 	/* NAPI first: a running TX poll could wake the queue again. */
 	napi_disable(&priv->rx_napi);

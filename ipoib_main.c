@@ -248,7 +248,8 @@ void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr)
 {
 	u32 qpn = priv->qp ? priv->qp->qp_num : 0;
 
-	addr[0] = 0;	/* no connected mode: RC/UC flags clear */
+	/* RC: we listen for connections (ipoib_cm_start); never UC */
+	addr[0] = rcu_access_pointer(priv->cm) ? IPOIB_HW_RC : 0;
 	addr[1] = qpn >> 16;
 	addr[2] = qpn >> 8;
 	addr[3] = qpn;
@@ -307,6 +308,7 @@ void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier)
 {
 	struct net_device *dev = priv->dev;
 	u8 addr[INFINIBAND_ALEN];
+	bool flags_only = false;
 
 	ASSERT_RTNL();
 	if (!test_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags)) {
@@ -317,11 +319,15 @@ void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier)
 	ipoib_build_hw_addr(priv, addr);
 	mutex_unlock(&priv->op_mutex);
 	if (memcmp(dev->dev_addr, addr, INFINIBAND_ALEN)) {
+		/* the RC flag alone (mode switch): the groups are as they were */
+		flags_only = !memcmp(dev->dev_addr + 1, addr + 1,
+				     INFINIBAND_ALEN - 1);
 		dev_addr_set(dev, addr);
 		call_netdevice_notifiers(NETDEV_CHANGEADDR, dev);
 	}
 	if (carrier &&
-	    ipoib_mcast_bcast_joined_since(priv, READ_ONCE(priv->addr_changed_at)) &&
+	    (flags_only ||
+	     ipoib_mcast_bcast_joined_since(priv, READ_ONCE(priv->addr_changed_at))) &&
 	    test_and_clear_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags)) {
 		__netdev_notify_peers(dev);
 		priv->notify_left = IPOIB_NOTIFY_REPEAT;
@@ -410,16 +416,39 @@ static int ipoib_stop(struct net_device *dev)
 	return 0;
 }
 
+/*
+ * Connected mode carries up to IPOIB_CM_MTU; datagram mode what the port
+ * carries, and once the broadcast group is joined, what the group does
+ * (the carrier work applies it: admin_mtu is what the user asked for).
+ */
 static int ipoib_change_mtu(struct net_device *dev, int new_mtu)
 {
 	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	u32 max = priv->cm_mode ? IPOIB_CM_MTU :
+				  priv->max_ib_mtu - IPOIB_ENCAP_LEN;
 
+	if (new_mtu > max) {
+		netdev_info(dev, "MTU %d is above %u, the most %s mode carries\n",
+			    new_mtu, max, priv->cm_mode ? "connected" : "datagram");
+		return -EINVAL;
+	}
 	if (!priv->mtu_internal)
 		priv->admin_mtu = new_mtu;
-	if (test_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
+	if (!priv->cm_mode && test_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
 		new_mtu = min_t(int, new_mtu, READ_ONCE(priv->mcast_mtu));
 	WRITE_ONCE(dev->mtu, new_mtu);
 	return 0;
+}
+
+/* No checksum offload or LSO over RC: the HCA does them for UD only. */
+static netdev_features_t ipoib_fix_features(struct net_device *dev,
+					    netdev_features_t features)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+
+	if (priv->cm_mode)
+		features &= ~(NETIF_F_IP_CSUM | NETIF_F_TSO);
+	return features;
 }
 
 static void ipoib_set_rx_mode(struct net_device *dev)
@@ -447,6 +476,7 @@ const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_stop		= ipoib_stop,
 	.ndo_start_xmit		= ipoib_start_xmit,
 	.ndo_change_mtu		= ipoib_change_mtu,
+	.ndo_fix_features	= ipoib_fix_features,
 	.ndo_set_rx_mode	= ipoib_set_rx_mode,
 	.ndo_tx_timeout		= ipoib_tx_timeout,
 	.ndo_get_stats64	= ipoib_get_stats64,
@@ -482,6 +512,8 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 	init_llist_head(&priv->dead_ahs);
 	u64_stats_init(&priv->rx_stats.syncp);
 	u64_stats_init(&priv->tx_stats.syncp);
+	u64_stats_init(&priv->cm_rx_stats.syncp);
+	u64_stats_init(&priv->cm_tx_stats.syncp);
 
 	priv->wq = alloc_ordered_workqueue("ipoib-%s-%u", WQ_MEM_RECLAIM,
 					   dev_name(&ca->dev), port);
@@ -498,9 +530,9 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 	}
 	priv->pkey = pkey | IPOIB_PKEY_FULL;
 	priv->rx_buf_size = priv->max_ib_mtu + sizeof(struct ib_grh);
-	dev->max_mtu = priv->max_ib_mtu - IPOIB_ENCAP_LEN;
-	dev->mtu = dev->max_mtu;
-	priv->admin_mtu = dev->max_mtu;
+	dev->max_mtu = IPOIB_CM_MTU;	/* ipoib_change_mtu() says per mode */
+	dev->mtu = priv->max_ib_mtu - IPOIB_ENCAP_LEN;
+	priv->admin_mtu = dev->mtu;
 	dev->dev_port = port - 1;
 	dev->dev_id = port - 1;
 

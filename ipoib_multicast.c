@@ -802,7 +802,8 @@ void ipoib_carrier_task(struct work_struct *work)
 	     test_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags) &&
 	     test_bit(IPOIB_FLAG_BCAST_READY, &priv->flags);
 	if (up) {
-		u32 mtu = min(priv->admin_mtu, READ_ONCE(priv->mcast_mtu));
+		u32 mtu = min(priv->admin_mtu, priv->cm_mode ? IPOIB_CM_MTU :
+			      READ_ONCE(priv->mcast_mtu));
 
 		if (dev->mtu != mtu) {
 			priv->mtu_internal = true;

@@ -93,7 +93,9 @@ void ipoib_neigh_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		}
 	}
 	ipoib_touch(&neigh->last_used);
-	ipoib_path_xmit(neigh->path, skb, be32_to_cpu(key.qpn));
+	if (!ipoib_cm_xmit(priv, neigh, skb, daddr) &&
+	    !ipoib_ud_too_big(priv, skb))
+		ipoib_path_xmit(neigh->path, skb, be32_to_cpu(key.qpn));
 	rcu_read_unlock();
 }
 
@@ -103,6 +105,7 @@ static void ipoib_neigh_unlink(struct ipoib_dev_priv *priv,
 	lockdep_assert_held(&priv->table_lock);
 	rhashtable_remove_fast(&priv->neighs, &neigh->node, ipoib_neigh_params);
 	list_del(&neigh->list);
+	ipoib_cm_neigh_gone(neigh);
 	neigh->path->nr_neigh--;
 	WRITE_ONCE(neigh->path->last_used, jiffies);
 	kfree_rcu(neigh, rcu);

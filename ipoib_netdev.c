@@ -64,6 +64,8 @@ netdev_tx_t ipoib_start_xmit(struct sk_buff *skb, struct net_device *dev)
 			ipoib_count_tx_drop(priv, skb);
 			return NETDEV_TX_OK;
 		}
+		if (ipoib_ud_too_big(priv, skb))
+			return NETDEV_TX_OK;
 		ipoib_mgid_set_pkey(priv, daddr + 4);
 		ipoib_mcast_xmit(priv, skb, (union ib_gid *)(daddr + 4));
 	} else {
@@ -76,7 +78,7 @@ void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
 {
 	struct ipoib_dev_priv *priv = netdev_priv(dev);
 	unsigned int start;
-	u64 rx_dropped, rx_len;
+	u64 rx_dropped, rx_len, rc[5];
 
 	do {
 		start = u64_stats_fetch_begin(&priv->rx_stats.syncp);
@@ -87,6 +89,19 @@ void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
 		rx_len = u64_stats_read(&priv->rx_stats.length_errors);
 		st->multicast = u64_stats_read(&priv->rx_stats.multicast);
 	} while (u64_stats_fetch_retry(&priv->rx_stats.syncp, start));
+	do {
+		start = u64_stats_fetch_begin(&priv->cm_rx_stats.syncp);
+		rc[0] = u64_stats_read(&priv->cm_rx_stats.packets);
+		rc[1] = u64_stats_read(&priv->cm_rx_stats.bytes);
+		rc[2] = u64_stats_read(&priv->cm_rx_stats.dropped);
+		rc[3] = u64_stats_read(&priv->cm_rx_stats.errors);
+		rc[4] = u64_stats_read(&priv->cm_rx_stats.length_errors);
+	} while (u64_stats_fetch_retry(&priv->cm_rx_stats.syncp, start));
+	st->rx_packets += rc[0];
+	st->rx_bytes += rc[1];
+	rx_dropped += rc[2];
+	st->rx_errors += rc[3];
+	rx_len += rc[4];
 	st->rx_dropped = rx_dropped + rx_len;
 	st->rx_length_errors = rx_len;
 	st->rx_errors += rx_len;
@@ -97,6 +112,15 @@ void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
 		st->tx_bytes = u64_stats_read(&priv->tx_stats.bytes);
 		st->tx_errors = u64_stats_read(&priv->tx_stats.errors);
 	} while (u64_stats_fetch_retry(&priv->tx_stats.syncp, start));
+	do {
+		start = u64_stats_fetch_begin(&priv->cm_tx_stats.syncp);
+		rc[0] = u64_stats_read(&priv->cm_tx_stats.packets);
+		rc[1] = u64_stats_read(&priv->cm_tx_stats.bytes);
+		rc[2] = u64_stats_read(&priv->cm_tx_stats.errors);
+	} while (u64_stats_fetch_retry(&priv->cm_tx_stats.syncp, start));
+	st->tx_packets += rc[0];
+	st->tx_bytes += rc[1];
+	st->tx_errors += rc[2];
 	st->tx_dropped = atomic_long_read(&priv->tx_dropped);
 	st->tx_carrier_errors = atomic_long_read(&priv->path_drops);
 }
@@ -116,6 +140,8 @@ void ipoib_setup(struct net_device *dev)
 	/* no Ethernet header: an 802.1Q device on top would send garbage */
 	dev->features |= NETIF_F_VLAN_CHALLENGED;
 	dev->watchdog_timeo = 10 * HZ;
+	/* the route stays on the skb: a packet too big for UD gets an ICMP */
+	netif_keep_dst(dev);
 	dev->rtnl_link_ops = &ipoib_link_ops;
 	dev->netdev_ops = &ipoib_netdev_ops;
 	dev->ethtool_ops = &ipoib_ethtool_ops;

@@ -235,6 +235,19 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 				       &failed);
 }
 
+/* Connected mode's REQ needs the record: true if there is one. */
+bool ipoib_path_copy_rec(struct ipoib_path *path, struct sa_path_rec *rec)
+{
+	bool ok;
+
+	spin_lock_bh(&path->lock);
+	ok = path->state == IPOIB_PATH_RESOLVED;
+	if (ok)
+		*rec = path->rec;
+	spin_unlock_bh(&path->lock);
+	return ok;
+}
+
 static void ipoib_path_failed(struct ipoib_path *path, int status,
 			      enum ipoib_counter why)
 {

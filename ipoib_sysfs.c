@@ -74,7 +74,8 @@ static DEVICE_ATTR_RO(pkey);
 static ssize_t mode_show(struct device *d, struct device_attribute *attr,
 			 char *buf)
 {
-	return sysfs_emit(buf, "datagram\n");
+	return sysfs_emit(buf, ipoib_sysfs_priv(d)->cm_mode ? "connected\n" :
+							   "datagram\n");
 }
 
 static ssize_t mode_store(struct device *d, struct device_attribute *attr,

@@ -481,7 +481,7 @@ job_f=() job_d=() job_m=() job_w=() job_t=()
 declare -A share_f=() share_t=()
 share_flush() {	# share_flush KEY: the shared boot gathered for KEY becomes a job
 	local k=$1
-	[ -n "${share_f[$k]:-}" ] || return 0
+	[ -n "$k" ] && [ -n "${share_f[$k]:-}" ] || return 0
 	job_f+=("${share_f[$k]# }") job_d+=("${k% *}") job_m+=("${k#* }") job_w+=(1)
 	job_t+=("${share_t[$k]}")
 	unset "share_f[$k]" "share_t[$k]"

@@ -122,6 +122,41 @@ done
 check "rdma_cm: the peer's request reached the child's listener" cm_reqs 7003 1
 check "barrier: children done" vm_barrier childdone 120
 
+# --- connected mode (RFC 4755) across the two drivers: each side's RC
+# connection to the other, the other's listener accepts it ---
+check "ib0 to connected mode" ip link set ib0 type ipoib mode connected
+check "connected: the MTU went to 65520" sh -c '/usr/sbin/ip link show ib0 | grep -q "mtu 65520"'
+check "barrier: connected on both VMs" vm_barrier cmmode 120
+rc0=$(sib_counter "sib$VM_ID" rc_tx)
+check_wait "connected: 60000-byte ping with DF to the peer" 60 \
+	ping -c 1 -W 5 -M do -s 60000 "10.88.0.$PEER"
+check "connected: 8000-byte ping6 to the peer" ping -6 -c 2 -W 5 -s 8000 "fd88::$PEER"
+check "connected: our sends went over RC (rc_tx $rc0 -> $(sib_counter "sib$VM_ID" rc_tx))" \
+	test "$(sib_counter "sib$VM_ID" rc_tx)" -ge $((rc0 + 15))
+check "TCP echo server on ib0 (connected)" tcp_echo_serve - 5203
+check "barrier: connected echo servers up" vm_barrier cmecho 120
+for turn in 0 1; do
+	if [ "$turn" = "$VM_ID" ]; then
+		tcp_echo_check "connected: TCP to the peer and back ($IPOIB_DRIVER connects)" - "10.88.0.$PEER" 5203 4096
+	fi
+	check "barrier: connected TCP turn $turn done" vm_barrier "cmturn$turn" 180
+done
+# VM1 back to datagram mode, VM0 stays connected: both still talk (VM0
+# over RC if VM1's driver still accepts connections, else over UD)
+if [ "$VM_ID" = 1 ]; then
+	check "VM1: ib0 back to datagram mode" ip link set ib0 type ipoib mode datagram
+	check "VM1: datagram MTU back to 2044" sh -c '/usr/sbin/ip link show ib0 | grep -q "mtu 2044"'
+	check "VM1: TCP echo server for the mixed modes" tcp_echo_serve - 5204
+fi
+check "barrier: mixed modes" vm_barrier cmmixed 120
+check_wait "mixed modes: ping the peer" 60 ping -c 1 -W 2 "10.88.0.$PEER"
+check "mixed modes: 1000-byte pings" ping -c 3 -i 0.3 -W 3 -s 1000 "10.88.0.$PEER"
+check "barrier: mixed pings done" vm_barrier cmmixedping 120
+if [ "$VM_ID" = 0 ]; then
+	tcp_echo_check "mixed modes: TCP from connected VM0 to datagram VM1" - "10.88.0.$PEER" 5204 1024
+fi
+check "barrier: mixed done" vm_barrier cmmixeddone 180
+
 check "barrier: both done" vm_barrier done 180
 
 check "unload everything" unload_all

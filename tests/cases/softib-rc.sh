@@ -1,14 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# drivers: stock
+# drivers: stock ours
 # vms: 1
 # boot: shared
 # timeout: 600
 # tier: debug 612
 #
 # softib's reliable connected QPs and SRQs (Documentation/softib.rst),
-# proven with the stock driver's connected mode (RFC 4755) before ours is
-# judged on them: ib0 and ib1 in connected mode with a 65520-byte MTU;
+# proven with the stock driver's connected mode (RFC 4755), and our
+# connected mode on them (ipoib_cm.c): ib0 and ib1 in connected mode with a 65520-byte MTU;
 # ping, a 60000-byte ping with DF both ways (one message of 15 RC packets,
 # acknowledged once), IPv6, 4 MiB echoed over TCP with an equal sha256 and
 # iperf3; softib counted RC packets, ACKs and no NAK or retransmission on
@@ -20,6 +20,9 @@
 # come back once the loss stops; the same without
 # SRQs (softib srq=0: the stock driver's per-connection receive rings);
 # everything unloads.
+# Ours asks for 6 retries and 6 RNR retries: there a starved receive queue
+# only delays a message (no send fails), and under 3% loss and reordering
+# go-back-N recovers and a TCP stream completes during the loss.
 . /tests/lib.sh
 
 cnt() { sib_counter "$1" "$2"; }
@@ -84,7 +87,7 @@ traffic() {
 }
 
 setup 1
-check "srq=1: the stock driver made its SRQs (rdma res: $(srqs))" test "$(srqs)" -ge 2
+check "srq=1: $IPOIB_DRIVER made its SRQs (rdma res: $(srqs))" test "$(srqs)" -ge 2
 traffic 1
 
 # --- mode switches while pings run ---
@@ -101,6 +104,7 @@ check_wait "connected again: 60000-byte ping a -> b" 30 big_ping a 10.11.0.2
 kill $pinger 2>/dev/null
 wait $pinger 2>/dev/null
 
+if [ "$IPOIB_DRIVER" = stock ]; then
 # --- RNR: the SRQ looks empty for the next 40 messages ---
 r0=$(cnt sib1 rc_rnr_nak)
 x0=$(cnt sib0 rc_retry_exc)
@@ -133,6 +137,40 @@ check "loss: stock's sends failed with retry exceeded ($x0 -> $(cnt sib0 rc_retr
 check_wait "after loss: 60000-byte ping a -> b" 60 big_ping a 10.11.0.2
 tcp_echo_serve b 7002
 tcp_echo_check "after loss" a 10.11.0.2 7002 1024
+
+else
+# --- RNR: ours retries; 4 starved deliveries delay one ping, none fails ---
+r0=$(cnt sib1 rc_rnr_nak)
+x0=$(cnt sib0 rc_retry_exc)
+echo 4 >"$(sib sib1 rx_starve)"
+check "rx_starve 4: a 60000-byte ping still gets through" big_ping a 10.11.0.2
+check "rx_starve: sib1 answered RNR NAK ($r0 -> $(cnt sib1 rc_rnr_nak))" \
+	test "$(cnt sib1 rc_rnr_nak)" -gt "$r0"
+check "rx_starve: ours retried, no send failed (rc_retry_exc $x0 -> $(cnt sib0 rc_retry_exc))" \
+	test "$(cnt sib0 rc_retry_exc)" = "$x0"
+echo 0 >"$(sib sib1 rx_starve)"
+
+# --- loss and reordering on RC: go-back-N, the stream completes ---
+x0=$(cnt sib0 rc_retry_exc)
+t0=$(cnt sib0 rc_retrans)
+echo 3 >"$SIB_DEBUGFS/loss_pct"
+echo 3 >"$SIB_DEBUGFS/reorder_pct"
+tcp_echo_serve b 7002
+tcp_echo_check "3% loss and reordering: TCP over RC" a 10.11.0.2 7002 2048
+in_host a ping -c 10 -i 0.2 -W 2 -s 60000 10.11.0.2 >/dev/null 2>&1
+echo 0 >"$SIB_DEBUGFS/loss_pct"
+echo 0 >"$SIB_DEBUGFS/reorder_pct"
+grep -E '^(rc_|drop_fault|reorder_fault)' "$(sib sib0 counters)" "$(sib sib1 counters)"
+check "loss: the responder sent NAK-sequence errors (rc_nak $(cnt sib1 rc_nak))" \
+	test "$(cnt sib1 rc_nak)" -gt 0
+check "loss: ours retransmitted (rc_retrans $t0 -> $(cnt sib0 rc_retrans))" \
+	test "$(cnt sib0 rc_retrans)" -gt "$t0"
+check "loss: no send failed (rc_retry_exc $x0 -> $(cnt sib0 rc_retry_exc))" \
+	test "$(cnt sib0 rc_retry_exc)" = "$x0"
+check_wait "after loss: 60000-byte ping a -> b" 30 big_ping a 10.11.0.2
+check "ethtool -S: RC packets counted on ib0 ($(in_host a ethtool -S ib0 | grep rc_tx_packets))" \
+	sh -c '/usr/sbin/ip netns exec a ethtool -S ib0 | grep -qE "rc_tx_packets: [1-9]"'
+fi
 
 check "unload ib_ipoib" unload_ipoib
 check "unload everything" unload_all

@@ -1,0 +1,1589 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connected mode (RFC 4755): IP over reliable connections, beside the UD QP.
+ *
+ * In connected mode an interface listens for IPoIB-CM requests on the
+ * service ID 0x1000000000000000 | its UD QPN and says so with the RC flag
+ * (0x80) in the first octet of its hardware address. A unicast packet to a
+ * peer whose address has the flag goes over an RC connection of its own
+ * (active side, struct ipoib_cm_tx, one per neighbour entry); everything
+ * else (multicast, peers without the flag, peers that refused us) goes
+ * over the UD QP, and a packet too big for UD gets the sender an ICMP
+ * "fragmentation needed" / ICMPv6 "packet too big" with the UD MTU.
+ *
+ * Connections are one-way: a peer that sends to us connects to our
+ * listener (passive side, struct ipoib_cm_rx). Receive buffers are 64 KiB
+ * of pages, one SGE per page, posted to a shared receive queue when the
+ * HCA has SRQs, else to a ring of each passive connection's own.
+ *
+ * Everything connected mode owns hangs off one struct ipoib_cm, made by
+ * ipoib_cm_start() and undone by ipoib_cm_stop(), both under op_mutex from
+ * ipoib_ib_start()/ipoib_ib_stop(): a P_Key change, a CQ recovery (new
+ * UD QPN, so a new service ID) or a TX-timeout restart rebuild it like the
+ * UD QP. All its QPs share one CQ, polled by its own NAPI context; a QP is
+ * destroyed only once every completion it can produce has been polled
+ * (sends: the ring is empty after the flush; receives: the drain send
+ * posted after IB_EVENT_QP_LAST_WQE_REACHED, or after the QP's own ring
+ * flushed, completed), so wc->qp->qp_context is always alive.
+ *
+ * Locks: cm->lock (irqsave: the QP event handler may run in hard-IRQ
+ * context) protects the connection lists, states and neigh->cm_tx; it is
+ * taken under priv->table_lock (ipoib_cm_neigh_gone()) and never the other
+ * way round. Setup and teardown of connections run in cm->work on
+ * system_wq, which takes no lock of ours but cm->lock; ipoib_cm_stop()
+ * (op_mutex) cancels and runs it itself.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <linux/random.h>
+#include <net/icmp.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_cm.h>
+#include "ipoib.h"
+
+#define IPOIB_CM_IETF_ID	0x1000000000000000ULL
+#define IPOIB_CM_SGE		DIV_ROUND_UP(IPOIB_CM_BUF_SIZE, PAGE_SIZE)
+#define IPOIB_CM_SRQ_SIZE	256	/* shared receive buffers */
+#define IPOIB_CM_RING_SIZE	64	/* per connection without an SRQ */
+#define IPOIB_CM_MAX_SRQ_CONN	64	/* passive connections with an SRQ */
+#define IPOIB_CM_MAX_RING_CONN	8	/* ... and without: 4 MiB each */
+#define IPOIB_CM_TX_RING	64	/* sends in flight per connection */
+#define IPOIB_CM_TX_BUDGET	128	/* ... and on all of them */
+#define IPOIB_CM_MAX_TX_CONN	256	/* active connections */
+#define IPOIB_CM_QUEUE_LEN	16	/* packets held while connecting */
+#define IPOIB_CM_RETRY_DELAY	(2 * HZ) /* UD only after a refusal */
+#define IPOIB_CM_COPYBREAK	256	/* copied, the buffer reposted */
+#define IPOIB_CM_HEAD		128	/* headers copied to the linear part */
+#define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
+/*
+ * The requester's retries (3 bits each): 6 ACK timeouts or RNR NAKs in a
+ * row before a send fails. The in-tree driver asks for none, so every
+ * lost packet or full receive queue costs it the connection.
+ */
+#define IPOIB_CM_RETRIES	6
+
+static bool ipoib_cm_use_srq = true;
+module_param_named(cm_srq, ipoib_cm_use_srq, bool, 0444);
+MODULE_PARM_DESC(cm_srq,
+		 "Connected mode receives through a shared receive queue when the HCA has them (default: on)");
+
+/* Every CQE: recv per buffer, send per slot, a drain per passive QP. */
+#define IPOIB_CM_CQ_SIZE	(IPOIB_CM_TX_BUDGET + \
+				 IPOIB_CM_MAX_RING_CONN * IPOIB_CM_RING_SIZE + \
+				 IPOIB_CM_MAX_SRQ_CONN + 1)
+
+/* wr_id: the kind in the top bits, an index below. */
+#define IPOIB_CM_WR_RECV	BIT_ULL(62)
+#define IPOIB_CM_WR_SEND	BIT_ULL(63)
+#define IPOIB_CM_WR_DRAIN	(BIT_ULL(63) | BIT_ULL(62))
+#define IPOIB_CM_WR_KIND	IPOIB_CM_WR_DRAIN
+
+/* REQ and REP private data (RFC 4755): our UD QPN, our receive size. */
+struct ipoib_cm_data {
+	__be32 qpn;
+	__be32 mtu;
+};
+
+struct ipoib_cm_rx_buf {
+	struct page *page[IPOIB_CM_SGE];
+	u64 dma[IPOIB_CM_SGE];
+	bool posted;
+};
+
+enum ipoib_cm_tx_state {
+	IPOIB_CM_TX_NEW,	/* cm->work sends the REQ */
+	IPOIB_CM_TX_CONNECTING,	/* REQ sent, packets wait in tx->queue */
+	IPOIB_CM_TX_UP,		/* RTS: xmit posts on tx->qp */
+	IPOIB_CM_TX_FAILED,	/* UD until retry_at; cm->work frees the QP */
+};
+
+/* The active side of one connection: we send to neigh over it. */
+struct ipoib_cm_tx {
+	struct ipoib_cm *cm;
+	struct list_head list;		/* cm->tx_list, cm->lock */
+	struct ipoib_neigh *neigh;	/* NULL once detached, cm->lock */
+	u32 dqpn;			/* the peer's UD QPN */
+	enum ipoib_cm_tx_state state;	/* cm->lock, READ_ONCE by xmit */
+	unsigned long retry_at;		/* jiffies, FAILED */
+	struct sa_path_rec rec;
+	struct ib_cm_id *id;		/* cm->work */
+	struct ib_qp *qp;
+	u32 mtu;			/* the peer's receive size - encap */
+	unsigned int max_send_sge;	/* of tx->qp */
+	struct sk_buff_head queue;	/* bounded, cm->lock */
+	struct ipoib_tx_buf *ring;
+	unsigned int head;		/* netif tx lock */
+	unsigned int tail;		/* cm NAPI */
+	bool full;			/* counted in cm->nr_full */
+	struct rcu_head rcu;
+};
+
+enum ipoib_cm_rx_state {
+	IPOIB_CM_RX_LIVE,
+	IPOIB_CM_RX_DRAINING,	/* QP in ERR, waiting for the drain */
+	IPOIB_CM_RX_DRAINED,	/* no completion can come: cm->work frees */
+};
+
+/* The passive side of one connection: a peer sends to us over it. */
+struct ipoib_cm_rx {
+	struct ipoib_cm *cm;
+	struct list_head list;		/* cm->rx_list, cm->lock */
+	enum ipoib_cm_rx_state state;	/* cm->lock */
+	struct ib_cm_id *id;
+	struct ib_qp *qp;
+	struct ipoib_cm_rx_buf *ring;	/* without an SRQ */
+	unsigned int posted;		/* ring buffers the QP owns, NAPI */
+	bool drain_posted;		/* cm->lock */
+	bool drain_done;		/* NAPI */
+	unsigned long err_at;		/* jiffies: to ERR */
+	unsigned long last_used;	/* jiffies */
+};
+
+struct ipoib_cm {
+	struct ipoib_dev_priv *priv;
+	struct ib_cm_id *listen;
+	struct ib_cq *cq;
+	struct ib_srq *srq;		/* NULL: a ring per connection */
+	struct ipoib_cm_rx_buf *srq_ring;
+	unsigned int nsge;
+	struct napi_struct napi;
+	bool stopping;			/* cm->lock */
+
+	spinlock_t lock;		/* see the top of the file */
+	struct list_head tx_list;
+	struct list_head rx_list;
+	unsigned int nr_tx;
+	unsigned int nr_rx;
+	struct work_struct work;
+	struct mutex work_mutex;	/* cm->work, or ipoib_cm_stop() running it */
+	wait_queue_head_t wait;		/* a ring or a drain completed */
+	atomic_t tx_outstanding;	/* sends posted on every tx QP */
+	atomic_t nr_full;		/* tx rings that are full */
+};
+
+static void ipoib_cm_kick(struct ipoib_cm *cm)
+{
+	queue_work(system_wq, &cm->work);
+}
+
+/* Receive buffers */
+
+static void ipoib_cm_buf_free(struct ipoib_cm *cm, struct ipoib_cm_rx_buf *buf)
+{
+	struct ib_device *ca = cm->priv->ca;
+	unsigned int i;
+
+	for (i = 0; i < cm->nsge; i++) {
+		if (!buf->page[i])
+			continue;
+		ib_dma_unmap_page(ca, buf->dma[i], PAGE_SIZE, DMA_FROM_DEVICE);
+		__free_page(buf->page[i]);
+		buf->page[i] = NULL;
+	}
+	buf->posted = false;
+}
+
+static int ipoib_cm_page_alloc(struct ipoib_cm *cm, gfp_t gfp,
+			       struct page **page, u64 *dma)
+{
+	struct ib_device *ca = cm->priv->ca;
+
+	*page = alloc_page(gfp);
+	if (!*page)
+		return -ENOMEM;
+	*dma = ib_dma_map_page(ca, *page, 0, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ca, *dma)) {
+		__free_page(*page);
+		*page = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int ipoib_cm_buf_alloc(struct ipoib_cm *cm, struct ipoib_cm_rx_buf *buf)
+{
+	unsigned int i;
+
+	for (i = 0; i < cm->nsge; i++) {
+		if (ipoib_cm_page_alloc(cm, GFP_KERNEL, &buf->page[i],
+					&buf->dma[i])) {
+			ipoib_cm_buf_free(cm, buf);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void ipoib_cm_buf_sges(struct ipoib_cm *cm,
+			      const struct ipoib_cm_rx_buf *buf,
+			      struct ib_sge *sge)
+{
+	unsigned int i;
+
+	for (i = 0; i < cm->nsge; i++) {
+		sge[i].addr = buf->dma[i];
+		sge[i].length = PAGE_SIZE;
+		sge[i].lkey = cm->priv->pd->local_dma_lkey;
+	}
+}
+
+/* Post buffer @i of @rx's ring, or of the SRQ when @rx is NULL. */
+static int ipoib_cm_post_recv(struct ipoib_cm *cm, struct ipoib_cm_rx *rx,
+			      unsigned int i)
+{
+	struct ipoib_cm_rx_buf *buf = rx ? &rx->ring[i] : &cm->srq_ring[i];
+	struct ib_sge sge[IPOIB_CM_SGE];
+	struct ib_recv_wr wr = {
+		.wr_id = IPOIB_CM_WR_RECV | i,
+		.sg_list = sge,
+		.num_sge = cm->nsge,
+	};
+	int ret;
+
+	ipoib_cm_buf_sges(cm, buf, sge);
+	buf->posted = true;
+	if (rx) {
+		rx->posted++;
+		ret = ib_post_recv(rx->qp, &wr, NULL);
+		if (ret)
+			rx->posted--;
+	} else {
+		ret = ib_post_srq_recv(cm->srq, &wr, NULL);
+	}
+	if (ret)
+		buf->posted = false;
+	return ret;
+}
+
+/* The size the peer told us it receives; 0 if unusable. */
+static u32 ipoib_cm_peer_mtu(const void *private_data)
+{
+	const struct ipoib_cm_data *data = private_data;
+	u32 mtu = be32_to_cpu(data->mtu);
+
+	if (mtu < IPOIB_ENCAP_LEN + IPV6_MIN_MTU)
+		return 0;
+	return min_t(u32, mtu, IPOIB_CM_BUF_SIZE) - IPOIB_ENCAP_LEN;
+}
+
+static void ipoib_cm_fill_data(struct ipoib_cm *cm, struct ipoib_cm_data *data)
+{
+	data->qpn = cpu_to_be32(cm->priv->qp->qp_num);
+	data->mtu = cpu_to_be32(IPOIB_CM_BUF_SIZE);
+}
+
+/* The name of an ib_cm event, for debug messages. */
+static const char *ipoib_cm_event_name(enum ib_cm_event_type ev)
+{
+	static const char * const names[] = {
+		[IB_CM_REQ_ERROR] = "REQ error",
+		[IB_CM_REQ_RECEIVED] = "REQ",
+		[IB_CM_REP_ERROR] = "REP error",
+		[IB_CM_REP_RECEIVED] = "REP",
+		[IB_CM_RTU_RECEIVED] = "RTU",
+		[IB_CM_USER_ESTABLISHED] = "established",
+		[IB_CM_DREQ_ERROR] = "DREQ error",
+		[IB_CM_DREQ_RECEIVED] = "DREQ",
+		[IB_CM_DREP_RECEIVED] = "DREP",
+		[IB_CM_TIMEWAIT_EXIT] = "timewait exit",
+		[IB_CM_MRA_RECEIVED] = "MRA",
+		[IB_CM_REJ_RECEIVED] = "REJ",
+		[IB_CM_LAP_ERROR] = "LAP error",
+		[IB_CM_LAP_RECEIVED] = "LAP",
+		[IB_CM_APR_RECEIVED] = "APR",
+	};
+
+	return ev < ARRAY_SIZE(names) && names[ev] ? names[ev] : "other";
+}
+
+/* Passive side */
+
+static void ipoib_cm_rx_post_drain(struct ipoib_cm_rx *rx)
+{
+	struct ib_send_wr wr = {
+		.wr_id = IPOIB_CM_WR_DRAIN,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+
+	/* On a QP in ERR it completes, flushed, after all the QP's others. */
+	if (ib_post_send(rx->qp, &wr, NULL))
+		netdev_warn(rx->cm->priv->dev,
+			    "cannot post the drain of a passive connection\n");
+}
+
+/* Stop receiving on @rx: ERR, then the drain (cm->lock not held). */
+static void ipoib_cm_rx_shutdown(struct ipoib_cm_rx *rx)
+{
+	struct ipoib_cm *cm = rx->cm;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	unsigned long flags;
+	bool drain;
+
+	spin_lock_irqsave(&cm->lock, flags);
+	if (rx->state != IPOIB_CM_RX_LIVE) {
+		spin_unlock_irqrestore(&cm->lock, flags);
+		return;
+	}
+	rx->state = IPOIB_CM_RX_DRAINING;
+	rx->err_at = jiffies;
+	spin_unlock_irqrestore(&cm->lock, flags);
+
+	if (ib_modify_qp(rx->qp, &attr, IB_QP_STATE))
+		netdev_warn(cm->priv->dev,
+			    "cannot move a passive connection to error\n");
+	/*
+	 * With an SRQ the QP may still be taking a WQE from it until the HCA
+	 * says it took its last one (ipoib_cm_rx_event); its own ring is
+	 * flushed now.
+	 */
+	spin_lock_irqsave(&cm->lock, flags);
+	drain = !cm->srq && !rx->drain_posted;
+	if (drain)
+		rx->drain_posted = true;
+	spin_unlock_irqrestore(&cm->lock, flags);
+	if (drain)
+		ipoib_cm_rx_post_drain(rx);
+}
+
+/* QP events of a passive connection: any context. */
+static void ipoib_cm_rx_event(struct ib_event *event, void *ctx)
+{
+	struct ipoib_cm_rx *rx = ctx;
+	struct ipoib_cm *cm = rx->cm;
+	unsigned long flags;
+	bool drain = false;
+
+	if (event->event != IB_EVENT_QP_LAST_WQE_REACHED)
+		return;
+	spin_lock_irqsave(&cm->lock, flags);
+	if (rx->state == IPOIB_CM_RX_DRAINING && !rx->drain_posted) {
+		rx->drain_posted = true;
+		drain = true;
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+	if (drain)
+		ipoib_cm_rx_post_drain(rx);
+}
+
+static int ipoib_cm_rx_handler(struct ib_cm_id *id,
+			       const struct ib_cm_event *event);
+
+static struct ib_qp *ipoib_cm_rx_qp(struct ipoib_cm *cm,
+				    struct ipoib_cm_rx *rx)
+{
+	struct ib_qp_init_attr attr = {
+		.event_handler = ipoib_cm_rx_event,
+		.qp_context = rx,
+		.send_cq = cm->cq,
+		.recv_cq = cm->cq,
+		.srq = cm->srq,
+		.cap.max_send_wr = 1,	/* the drain */
+		.cap.max_send_sge = 1,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+
+	if (!cm->srq) {
+		attr.cap.max_recv_wr = IPOIB_CM_RING_SIZE;
+		attr.cap.max_recv_sge = cm->nsge;
+	}
+	return ib_create_qp(cm->priv->pd, &attr);
+}
+
+static int ipoib_cm_rx_to_rts(struct ipoib_cm_rx *rx, u32 psn)
+{
+	static const enum ib_qp_state states[] = {
+		IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS
+	};
+	struct ib_qp_attr attr;
+	unsigned int i;
+	int mask, ret;
+
+	for (i = 0; i < ARRAY_SIZE(states); i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.qp_state = states[i];
+		ret = ib_cm_init_qp_attr(rx->id, &attr, &mask);
+		if (ret)
+			return ret;
+		/*
+		 * ib_cm has the REP's starting PSN, which is what the peer
+		 * sends from, only once the REP is sent: after this.
+		 */
+		if (states[i] == IB_QPS_RTR)
+			attr.rq_psn = psn;
+		ret = ib_modify_qp(rx->qp, &attr, mask);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void ipoib_cm_rx_free(struct ipoib_cm_rx *rx)
+{
+	unsigned int i;
+
+	if (rx->qp)
+		ib_destroy_qp(rx->qp);
+	if (rx->ring) {
+		for (i = 0; i < IPOIB_CM_RING_SIZE; i++)
+			ipoib_cm_buf_free(rx->cm, &rx->ring[i]);
+		kvfree(rx->ring);
+	}
+	kfree(rx);
+}
+
+/* A REQ on our listener (ib_cm's work): accept it, or refuse. */
+static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
+			const struct ib_cm_event *event)
+{
+	struct ipoib_dev_priv *priv = cm->priv;
+	struct ib_cm_rep_param rep = {};
+	struct ipoib_cm_data data;
+	struct ipoib_cm_rx *rx;
+	unsigned long flags;
+	unsigned int i, max;
+	u32 psn;
+	int ret;
+
+	if (!ipoib_cm_peer_mtu(event->private_data)) {
+		netdev_dbg(priv->dev, "REQ with a receive size below %u: refused\n",
+			   IPOIB_ENCAP_LEN + IPV6_MIN_MTU);
+		return -EINVAL;
+	}
+	rx = kzalloc(sizeof(*rx), GFP_KERNEL);
+	if (!rx)
+		return -ENOMEM;
+	rx->cm = cm;
+	rx->id = id;
+	rx->last_used = jiffies;
+	INIT_LIST_HEAD(&rx->list);
+
+	max = cm->srq ? IPOIB_CM_MAX_SRQ_CONN : IPOIB_CM_MAX_RING_CONN;
+	spin_lock_irqsave(&cm->lock, flags);
+	ret = cm->stopping ? -ENETDOWN : cm->nr_rx >= max ? -EBUSY : 0;
+	if (!ret) {
+		cm->nr_rx++;
+		list_add(&rx->list, &cm->rx_list);
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+	if (ret) {
+		if (ret == -EBUSY)
+			ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
+					       "connection from %pI6 refused: %u passive connections\n",
+					       event->param.req_rcvd.primary_path->sgid.raw,
+					       max);
+		kfree(rx);
+		return ret;
+	}
+
+	rx->qp = ipoib_cm_rx_qp(cm, rx);
+	if (IS_ERR(rx->qp)) {
+		ret = PTR_ERR(rx->qp);
+		rx->qp = NULL;
+		goto err;
+	}
+	if (!cm->srq) {
+		rx->ring = kvcalloc(IPOIB_CM_RING_SIZE, sizeof(*rx->ring),
+				    GFP_KERNEL);
+		ret = -ENOMEM;
+		if (!rx->ring)
+			goto err;
+		for (i = 0; i < IPOIB_CM_RING_SIZE; i++) {
+			ret = ipoib_cm_buf_alloc(cm, &rx->ring[i]);
+			if (ret)
+				goto err;
+		}
+	}
+	psn = get_random_u32() & 0xffffff;
+	ret = ipoib_cm_rx_to_rts(rx, psn);
+	if (ret)
+		goto err;
+	for (i = 0; rx->ring && i < IPOIB_CM_RING_SIZE; i++) {
+		ret = ipoib_cm_post_recv(cm, rx, i);
+		if (ret)
+			goto err;
+	}
+
+	ipoib_cm_fill_data(cm, &data);
+	rep.qp_num = rx->qp->qp_num;
+	rep.starting_psn = psn;
+	rep.private_data = &data;
+	rep.private_data_len = sizeof(data);
+	rep.rnr_retry_count = IPOIB_CM_RETRIES;
+	rep.srq = !!cm->srq;
+	id->context = rx;
+	id->cm_handler = ipoib_cm_rx_handler;
+	ret = ib_send_cm_rep(id, &rep);
+	if (ret) {
+		id->context = cm;
+		goto err;
+	}
+	netdev_dbg(priv->dev, "passive connection from qpn 0x%06x accepted\n",
+		   event->param.req_rcvd.remote_qpn);
+	return 0;
+
+err:
+	netdev_warn(priv->dev, "cannot accept a connection: %d\n", ret);
+	spin_lock_irqsave(&cm->lock, flags);
+	list_del(&rx->list);
+	cm->nr_rx--;
+	spin_unlock_irqrestore(&cm->lock, flags);
+	if (rx->qp && rx->posted) {
+		/* posted buffers: the QP owns them until they are flushed */
+		rx->id = NULL;
+		ipoib_cm_rx_shutdown(rx);
+		spin_lock_irqsave(&cm->lock, flags);
+		list_add(&rx->list, &cm->rx_list);
+		cm->nr_rx++;
+		spin_unlock_irqrestore(&cm->lock, flags);
+		return ret;	/* ib_cm destroys @id and sends the REJ */
+	}
+	ipoib_cm_rx_free(rx);
+	return ret;
+}
+
+/* ib_cm events of the listener and of the passive connections. */
+static int ipoib_cm_rx_handler(struct ib_cm_id *id,
+			       const struct ib_cm_event *event)
+{
+	struct ipoib_cm_rx *rx;
+
+	if (event->event == IB_CM_REQ_RECEIVED)
+		return ipoib_cm_req(id->context, id, event);
+
+	rx = id->context;
+	netdev_dbg(rx->cm->priv->dev, "passive %p: %s\n", rx,
+		   ipoib_cm_event_name(event->event));
+	switch (event->event) {
+	case IB_CM_RTU_RECEIVED:
+		break;
+	case IB_CM_DREQ_RECEIVED:
+		ib_send_cm_drep(id, NULL, 0);
+		ipoib_cm_rx_shutdown(rx);
+		break;
+	case IB_CM_REJ_RECEIVED:
+	case IB_CM_REP_ERROR:
+	case IB_CM_DREQ_ERROR:
+	case IB_CM_TIMEWAIT_EXIT:
+		ipoib_cm_rx_shutdown(rx);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Active side */
+
+static void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
+{
+	struct ipoib_cm *cm = tx->cm;
+	unsigned long flags;
+	bool was;
+
+	spin_lock_irqsave(&cm->lock, flags);
+	was = tx->state != IPOIB_CM_TX_FAILED;
+	if (was) {
+		WRITE_ONCE(tx->state, IPOIB_CM_TX_FAILED);
+		tx->retry_at = jiffies + IPOIB_CM_RETRY_DELAY;
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+	if (!was)
+		return;
+	netdev_dbg(cm->priv->dev, "connection to qpn 0x%06x closed: %s\n",
+		   tx->dqpn, why);
+	ipoib_cm_kick(cm);
+}
+
+static int ipoib_cm_tx_rep(struct ipoib_cm_tx *tx, const struct ib_cm_event *event)
+{
+	struct ipoib_cm *cm = tx->cm;
+	struct sk_buff_head queue;
+	struct ib_qp_attr attr;
+	struct sk_buff *skb;
+	unsigned long flags;
+	int mask, ret;
+	u32 mtu;
+
+	mtu = ipoib_cm_peer_mtu(event->private_data);
+	if (!mtu)
+		return -EINVAL;
+	tx->mtu = mtu;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	ret = ib_cm_init_qp_attr(tx->id, &attr, &mask);
+	if (!ret)
+		ret = ib_modify_qp(tx->qp, &attr, mask);
+	if (ret)
+		return ret;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	ret = ib_cm_init_qp_attr(tx->id, &attr, &mask);
+	if (!ret)
+		ret = ib_modify_qp(tx->qp, &attr, mask);
+	if (ret)
+		return ret;
+	ret = ib_send_cm_rtu(tx->id, NULL, 0);
+	if (ret)
+		return ret;
+
+	__skb_queue_head_init(&queue);
+	spin_lock_irqsave(&cm->lock, flags);
+	if (tx->state == IPOIB_CM_TX_CONNECTING) {
+		WRITE_ONCE(tx->state, IPOIB_CM_TX_UP);
+		skb_queue_splice_init(&tx->queue, &queue);
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+	netdev_dbg(cm->priv->dev, "connected to qpn 0x%06x, peer receives %u\n",
+		   tx->dqpn, mtu);
+	/* through the qdisc again, in the form ndo_start_xmit takes */
+	while ((skb = __skb_dequeue(&queue)))
+		ipoib_requeue_xmit(cm->priv, skb);
+	return 0;
+}
+
+static int ipoib_cm_tx_handler(struct ib_cm_id *id,
+			       const struct ib_cm_event *event)
+{
+	struct ipoib_cm_tx *tx = id->context;
+	int ret;
+
+	netdev_dbg(tx->cm->priv->dev, "to qpn 0x%06x: %s\n", tx->dqpn,
+		   ipoib_cm_event_name(event->event));
+	switch (event->event) {
+	case IB_CM_REP_RECEIVED:
+		ret = ipoib_cm_tx_rep(tx, event);
+		if (ret) {
+			ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
+				       NULL, 0);
+			ipoib_cm_tx_fail(tx, "bad REP");
+		}
+		break;
+	case IB_CM_DREQ_RECEIVED:
+		ib_send_cm_drep(id, NULL, 0);
+		ipoib_cm_tx_fail(tx, "peer disconnected");
+		break;
+	case IB_CM_REQ_ERROR:
+		ipoib_cm_tx_fail(tx, "no answer");
+		break;
+	case IB_CM_REJ_RECEIVED:
+		ipoib_cm_tx_fail(tx, "refused");
+		break;
+	case IB_CM_DREQ_ERROR:
+	case IB_CM_TIMEWAIT_EXIT:
+		ipoib_cm_tx_fail(tx, "closed");
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* cm->work: make the QP and send the REQ. */
+static int ipoib_cm_tx_connect(struct ipoib_cm_tx *tx)
+{
+	struct ipoib_cm *cm = tx->cm;
+	struct ipoib_dev_priv *priv = cm->priv;
+	struct ib_qp_init_attr init = {
+		.send_cq = cm->cq,
+		.recv_cq = cm->cq,
+		.cap.max_send_wr = IPOIB_CM_TX_RING,
+		.cap.max_send_sge = min_t(u32, priv->ca->attrs.max_send_sge,
+					  IPOIB_MAX_TX_SGE),
+		.cap.max_recv_wr = 1,
+		.cap.max_recv_sge = 1,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+		.qp_context = tx,
+	};
+	struct ib_cm_req_param req = {};
+	struct ib_qp_attr attr = {};
+	struct ipoib_cm_data data;
+	struct ib_cm_id *id;
+	struct ib_qp *qp;
+	int ret;
+
+	tx->ring = kvcalloc(IPOIB_CM_TX_RING, sizeof(*tx->ring), GFP_KERNEL);
+	if (!tx->ring)
+		return -ENOMEM;
+	qp = ib_create_qp(priv->pd, &init);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	tx->qp = qp;
+	tx->max_send_sge = min_t(u32, init.cap.max_send_sge, IPOIB_MAX_TX_SGE);
+	id = ib_create_cm_id(priv->ca, ipoib_cm_tx_handler, tx);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	tx->id = id;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = priv->pkey_index;
+	attr.port_num = priv->port;
+	attr.qp_access_flags = 0;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+
+	ipoib_cm_fill_data(cm, &data);
+	req.primary_path = &tx->rec;
+	req.service_id = cpu_to_be64(IPOIB_CM_IETF_ID | tx->dqpn);
+	req.qp_num = qp->qp_num;
+	req.qp_type = IB_QPT_RC;
+	req.starting_psn = get_random_u32() & 0xffffff;
+	req.private_data = &data;
+	req.private_data_len = sizeof(data);
+	req.remote_cm_response_timeout = 20;
+	req.local_cm_response_timeout = 20;
+	req.retry_count = IPOIB_CM_RETRIES;
+	req.rnr_retry_count = IPOIB_CM_RETRIES;
+	req.max_cm_retries = 15;
+	return ib_send_cm_req(id, &req);
+}
+
+/* cm->work: free what a failed or detached connection holds. */
+static void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
+{
+	struct ipoib_cm *cm = tx->cm;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	netdev_dbg(cm->priv->dev, "releasing the connection to qpn 0x%06x (state %d, %s, cm state %d)\n",
+		   tx->dqpn, tx->state, tx->neigh ? "attached" : "detached",
+		   tx->id ? tx->id->state : -1);
+	/* An established id sends the DREQ as it goes. */
+	if (tx->id) {
+		ib_destroy_cm_id(tx->id);
+		tx->id = NULL;
+	}
+	if (!tx->qp)
+		return;
+	/* No xmit still posts on the QP: it saw FAILED, or no neighbour. */
+	synchronize_net();
+	ib_modify_qp(tx->qp, &attr, IB_QP_STATE);
+	if (!wait_event_timeout(cm->wait,
+				READ_ONCE(tx->tail) == READ_ONCE(tx->head),
+				IPOIB_CM_DRAIN_TIMEOUT))
+		netdev_warn(cm->priv->dev,
+			    "%u sends to qpn 0x%06x not flushed\n",
+			    READ_ONCE(tx->head) - READ_ONCE(tx->tail), tx->dqpn);
+	ib_destroy_qp(tx->qp);
+	tx->qp = NULL;
+}
+
+static void ipoib_cm_tx_free(struct ipoib_cm_tx *tx)
+{
+	__skb_queue_purge(&tx->queue);
+	kvfree(tx->ring);
+	kfree_rcu(tx, rcu);
+}
+
+/* One step of cm->work: true if it did something. */
+static bool ipoib_cm_work_one(struct ipoib_cm *cm)
+{
+	struct ipoib_cm_tx *tx, *do_tx = NULL;
+	struct ipoib_cm_rx *rx, *do_rx = NULL;
+	struct sk_buff_head purge;
+	unsigned long flags;
+	int ret;
+
+	__skb_queue_head_init(&purge);
+	spin_lock_irqsave(&cm->lock, flags);
+	list_for_each_entry(tx, &cm->tx_list, list) {
+		if (tx->state == IPOIB_CM_TX_NEW ||
+		    (tx->state == IPOIB_CM_TX_FAILED && (tx->qp || tx->id)) ||
+		    !tx->neigh) {
+			do_tx = tx;
+			break;
+		}
+	}
+	if (do_tx && do_tx->state == IPOIB_CM_TX_NEW)
+		WRITE_ONCE(do_tx->state, IPOIB_CM_TX_CONNECTING);
+	else if (do_tx)
+		skb_queue_splice_init(&do_tx->queue, &purge);
+	if (!do_tx) {
+		list_for_each_entry(rx, &cm->rx_list, list) {
+			if (rx->state == IPOIB_CM_RX_DRAINED) {
+				list_del(&rx->list);
+				cm->nr_rx--;
+				do_rx = rx;
+				break;
+			}
+		}
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+	__skb_queue_purge(&purge);
+
+	if (do_rx) {
+		if (do_rx->id)
+			ib_destroy_cm_id(do_rx->id);
+		ipoib_cm_rx_free(do_rx);
+		return true;
+	}
+	if (!do_tx)
+		return false;
+	tx = do_tx;
+	if (tx->state == IPOIB_CM_TX_CONNECTING && !tx->qp) {
+		ret = ipoib_cm_tx_connect(tx);
+		if (ret) {
+			ipoib_warn_ratelimited(cm->priv, IPOIB_RL_CM,
+					       "cannot connect to qpn 0x%06x: %d\n",
+					       tx->dqpn, ret);
+			ipoib_cm_tx_fail(tx, "no REQ");
+		}
+		return true;
+	}
+	ipoib_cm_tx_release(tx);
+	if (!tx->neigh) {
+		spin_lock_irqsave(&cm->lock, flags);
+		list_del(&tx->list);
+		cm->nr_tx--;
+		spin_unlock_irqrestore(&cm->lock, flags);
+		ipoib_cm_tx_free(tx);
+	}
+	return true;
+}
+
+static void ipoib_cm_work(struct work_struct *work)
+{
+	struct ipoib_cm *cm = container_of(work, struct ipoib_cm, work);
+
+	mutex_lock(&cm->work_mutex);
+	while (ipoib_cm_work_one(cm))
+		cond_resched();
+	mutex_unlock(&cm->work_mutex);
+}
+
+/* Detach @tx from its neighbour (cm->lock held): cm->work frees it. */
+static void ipoib_cm_tx_detach(struct ipoib_cm_tx *tx)
+{
+	lockdep_assert_held(&tx->cm->lock);
+	if (!tx->neigh)
+		return;
+	RCU_INIT_POINTER(tx->neigh->cm_tx, NULL);
+	tx->neigh = NULL;
+	WRITE_ONCE(tx->state, IPOIB_CM_TX_FAILED);
+}
+
+/* The neighbour entry goes (priv->table_lock held): so does its connection. */
+void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh)
+{
+	struct ipoib_cm_tx *tx = rcu_dereference_protected(neigh->cm_tx, 1);
+	struct ipoib_cm *cm;
+	unsigned long flags;
+
+	if (!tx)
+		return;
+	cm = tx->cm;
+	spin_lock_irqsave(&cm->lock, flags);
+	if (tx->neigh == neigh)
+		ipoib_cm_tx_detach(tx);
+	spin_unlock_irqrestore(&cm->lock, flags);
+	ipoib_cm_kick(cm);
+}
+
+/* Transmit */
+
+/*
+ * A packet bigger than UD carries: tell its sender the UD MTU, as a router
+ * would (the in-tree driver does the same), and drop it. ndo_start_xmit.
+ */
+static void ipoib_cm_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+			     unsigned int mtu)
+{
+	skb_pull(skb, IPOIB_ENCAP_LEN);
+	if (skb->protocol == htons(ETH_P_IP))
+		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
+			      htonl(mtu));
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
+	ipoib_count(priv, IPOIB_CTR_DROP_TOO_BIG);
+	ipoib_count_tx_drop(priv, skb);
+}
+
+/* True (and @skb consumed) if @skb is too big for the UD QP. */
+bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb)
+{
+	unsigned int mtu = READ_ONCE(priv->mcast_mtu);
+
+	if (likely(skb->len <= mtu + IPOIB_ENCAP_LEN || skb_is_gso(skb)))
+		return false;
+	ipoib_cm_too_big(priv, skb, mtu);
+	return true;
+}
+
+static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
+{
+	struct ipoib_cm *cm = tx->cm;
+	struct ipoib_dev_priv *priv = cm->priv;
+	unsigned int head = tx->head;
+	struct ipoib_tx_buf *buf = &tx->ring[head & (IPOIB_CM_TX_RING - 1)];
+	struct ib_sge sge[IPOIB_MAX_TX_SGE];
+	struct ib_send_wr wr = {};
+	unsigned int nsge;
+	int ret;
+
+	if (unlikely(skb->len > tx->mtu + IPOIB_ENCAP_LEN)) {
+		ipoib_cm_too_big(priv, skb, tx->mtu);
+		return;
+	}
+	if (unlikely(head - READ_ONCE(tx->tail) >= IPOIB_CM_TX_RING ||
+		     (skb_shinfo(skb)->nr_frags + 1 > tx->max_send_sge &&
+		      skb_linearize(skb)))) {
+		ipoib_count_tx_drop(priv, skb);
+		return;
+	}
+	buf->skb = skb;
+	buf->hlen = 0;
+	buf->ah = NULL;
+	nsge = ipoib_tx_map(priv, buf, sge);
+	if (unlikely(!nsge)) {
+		buf->skb = NULL;
+		ipoib_count_tx_drop(priv, skb);
+		return;
+	}
+	wr.wr_id = IPOIB_CM_WR_SEND | head;
+	wr.sg_list = sge;
+	wr.num_sge = nsge;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	skb_tx_timestamp(skb);
+	skb_orphan(skb);
+	skb_dst_drop(skb);
+	atomic_inc(&cm->tx_outstanding);
+	ret = ib_post_send(tx->qp, &wr, NULL);
+	if (unlikely(ret)) {
+		atomic_dec(&cm->tx_outstanding);
+		ipoib_warn_ratelimited(priv, IPOIB_RL_POST_SEND,
+				       "RC post send failed: %d\n", ret);
+		ipoib_tx_unmap(priv, buf, skb_shinfo(skb)->nr_frags);
+		buf->skb = NULL;
+		ipoib_count_tx_drop(priv, skb);
+		return;
+	}
+	netif_trans_update(priv->dev);
+	WRITE_ONCE(tx->head, head + 1);
+
+	if (head + 1 - READ_ONCE(tx->tail) >= IPOIB_CM_TX_RING) {
+		tx->full = true;
+		atomic_inc(&cm->nr_full);
+	}
+	if (atomic_read(&cm->nr_full) ||
+	    atomic_read(&cm->tx_outstanding) >= IPOIB_CM_TX_BUDGET) {
+		netif_stop_queue(priv->dev);
+		smp_mb(); /* stopped before re-reading the counts */
+		if (ipoib_tx_may_wake(priv))
+			netif_wake_queue(priv->dev);
+	}
+}
+
+/*
+ * ndo_start_xmit, unicast, under RCU and the tx queue lock: true if the
+ * packet went (or waits) for a connection, false if it is UD's.
+ */
+bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
+		   struct sk_buff *skb, const u8 *daddr)
+{
+	struct ipoib_cm *cm = rcu_dereference(priv->cm);
+	struct ipoib_cm_tx *tx, *old;
+	enum ipoib_cm_tx_state state;
+	unsigned long flags;
+
+	if (!cm || !(daddr[0] & IPOIB_HW_RC))
+		return false;
+	tx = rcu_dereference(neigh->cm_tx);
+	if (likely(tx)) {
+		state = READ_ONCE(tx->state);
+		if (likely(state == IPOIB_CM_TX_UP)) {
+			ipoib_cm_send(tx, skb);
+			return true;
+		}
+		if (state == IPOIB_CM_TX_FAILED &&
+		    time_before(jiffies, READ_ONCE(tx->retry_at)))
+			return false;
+		if (state != IPOIB_CM_TX_FAILED) {
+			bool queued = false;
+
+			spin_lock_irqsave(&cm->lock, flags);
+			if (tx->state == IPOIB_CM_TX_NEW ||
+			    tx->state == IPOIB_CM_TX_CONNECTING) {
+				queued = true;
+				if (skb_queue_len(&tx->queue) <
+				    IPOIB_CM_QUEUE_LEN) {
+					skb_push(skb, IPOIB_PSEUDO_LEN);
+					__skb_queue_tail(&tx->queue, skb);
+					skb = NULL;
+				}
+			}
+			spin_unlock_irqrestore(&cm->lock, flags);
+			if (queued) {
+				if (skb)
+					ipoib_count_tx_drop(priv, skb);
+				return true;
+			}
+			/* it went UP or FAILED meanwhile: look again */
+			return ipoib_cm_xmit(priv, neigh, skb, daddr);
+		}
+	}
+
+	/* A new connection needs the path record first. */
+	tx = kzalloc(sizeof(*tx), GFP_ATOMIC);
+	if (!tx)
+		return false;
+	if (!ipoib_path_copy_rec(neigh->path, &tx->rec)) {
+		kfree(tx);
+		/* ipoib_path_xmit queues it and asks the SA */
+		ipoib_path_xmit(neigh->path, skb, get_unaligned_be32(daddr) &
+				IPOIB_QPN_MASK);
+		return true;
+	}
+	tx->cm = cm;
+	tx->dqpn = get_unaligned_be32(daddr) & IPOIB_QPN_MASK;
+	skb_queue_head_init(&tx->queue);
+	skb_push(skb, IPOIB_PSEUDO_LEN);
+	__skb_queue_tail(&tx->queue, skb);
+
+	spin_lock_irqsave(&cm->lock, flags);
+	if (cm->stopping || cm->nr_tx >= IPOIB_CM_MAX_TX_CONN) {
+		spin_unlock_irqrestore(&cm->lock, flags);
+		__skb_unlink(skb, &tx->queue);
+		skb_pull(skb, IPOIB_PSEUDO_LEN);
+		kfree(tx);
+		return false;
+	}
+	old = rcu_dereference_protected(neigh->cm_tx,
+					lockdep_is_held(&cm->lock));
+	if (old)
+		ipoib_cm_tx_detach(old);
+	tx->neigh = neigh;
+	tx->state = IPOIB_CM_TX_NEW;
+	list_add_tail(&tx->list, &cm->tx_list);
+	cm->nr_tx++;
+	rcu_assign_pointer(neigh->cm_tx, tx);
+	spin_unlock_irqrestore(&cm->lock, flags);
+	ipoib_cm_kick(cm);
+	return true;
+}
+
+/* Completions */
+
+static void ipoib_cm_rx_deliver(struct ipoib_cm *cm, struct sk_buff *skb)
+{
+	struct ipoib_dev_priv *priv = cm->priv;
+	struct net_device *dev = priv->dev;
+	struct ipoib_encap *encap = (struct ipoib_encap *)skb->data;
+
+	skb->protocol = encap->proto;
+	skb->pkt_type = PACKET_HOST;
+	/* the link-layer header taps see: zeroed pseudo header + encap */
+	memset(skb_push(skb, IPOIB_PSEUDO_LEN), 0, IPOIB_PSEUDO_LEN);
+	skb_reset_mac_header(skb);
+	skb_pull(skb, IPOIB_HARD_LEN);
+	skb_reset_network_header(skb);
+	skb->dev = dev;
+	skb_record_rx_queue(skb, 0);
+
+	u64_stats_update_begin(&priv->cm_rx_stats.syncp);
+	u64_stats_inc(&priv->cm_rx_stats.packets);
+	u64_stats_add(&priv->cm_rx_stats.bytes, skb->len);
+	u64_stats_update_end(&priv->cm_rx_stats.syncp);
+	napi_gro_receive(&cm->napi, skb);
+}
+
+static void ipoib_cm_rx_count(struct ipoib_dev_priv *priv, u64_stats_t *ctr)
+{
+	u64_stats_update_begin(&priv->cm_rx_stats.syncp);
+	u64_stats_inc(ctr);
+	u64_stats_update_end(&priv->cm_rx_stats.syncp);
+}
+
+/*
+ * Make an skb of a received message of @len bytes in @buf: small ones are
+ * copied (the buffer stays), bigger ones take the used pages as frags
+ * (replaced by new ones) after a copy of the headers. NULL: no memory,
+ * the buffer stays as it was.
+ */
+static struct sk_buff *ipoib_cm_rx_skb(struct ipoib_cm *cm,
+				       struct ipoib_cm_rx_buf *buf,
+				       unsigned int len)
+{
+	struct ib_device *ca = cm->priv->ca;
+	unsigned int i, n, head = min_t(unsigned int, len, IPOIB_CM_HEAD);
+	struct page *page[IPOIB_CM_SGE];
+	u64 dma[IPOIB_CM_SGE];
+	struct sk_buff *skb;
+
+	if (len <= IPOIB_CM_COPYBREAK)
+		head = len;
+	skb = napi_alloc_skb(&cm->napi, head);
+	if (!skb)
+		return NULL;
+	ib_dma_sync_single_for_cpu(ca, buf->dma[0], head, DMA_FROM_DEVICE);
+	skb_put_data(skb, page_address(buf->page[0]), head);
+	ib_dma_sync_single_for_device(ca, buf->dma[0], head, DMA_FROM_DEVICE);
+	if (len == head)
+		return skb;
+
+	n = DIV_ROUND_UP(len, PAGE_SIZE);
+	for (i = 0; i < n; i++) {
+		if (ipoib_cm_page_alloc(cm, GFP_ATOMIC, &page[i], &dma[i])) {
+			while (i--) {
+				ib_dma_unmap_page(ca, dma[i], PAGE_SIZE,
+						  DMA_FROM_DEVICE);
+				__free_page(page[i]);
+			}
+			dev_kfree_skb_any(skb);
+			return NULL;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		unsigned int off = i ? 0 : head;
+		unsigned int end = min_t(unsigned int, len - i * PAGE_SIZE,
+					 PAGE_SIZE);
+
+		ib_dma_unmap_page(ca, buf->dma[i], PAGE_SIZE, DMA_FROM_DEVICE);
+		if (end > off)
+			skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags,
+					buf->page[i], off, end - off, PAGE_SIZE);
+		else
+			__free_page(buf->page[i]);
+		buf->page[i] = page[i];
+		buf->dma[i] = dma[i];
+	}
+	return skb;
+}
+
+/* rx->posted and the drain say whether a draining QP is done. */
+static void ipoib_cm_rx_check_drained(struct ipoib_cm *cm,
+				      struct ipoib_cm_rx *rx)
+{
+	unsigned long flags;
+	bool done = false;
+
+	spin_lock_irqsave(&cm->lock, flags);
+	if (rx->state == IPOIB_CM_RX_DRAINING && rx->drain_done &&
+	    !rx->posted) {
+		rx->state = IPOIB_CM_RX_DRAINED;
+		done = true;
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+	if (done) {
+		ipoib_cm_kick(cm);
+		wake_up(&cm->wait);
+	}
+}
+
+static void ipoib_cm_rx_wc(struct ipoib_cm *cm, struct ib_wc *wc)
+{
+	struct ipoib_dev_priv *priv = cm->priv;
+	struct ipoib_cm_rx *rx = wc->qp->qp_context;
+	unsigned int i = wc->wr_id & ~IPOIB_CM_WR_KIND;
+	unsigned int size = cm->srq ? IPOIB_CM_SRQ_SIZE : IPOIB_CM_RING_SIZE;
+	struct ipoib_cm_rx_buf *buf;
+	struct sk_buff *skb;
+
+	if (unlikely(i >= size)) {
+		ipoib_err_ratelimited(priv, IPOIB_RL_BOGUS_WC,
+				      "bogus RC receive completion %llx\n",
+				      wc->wr_id);
+		return;
+	}
+	buf = cm->srq ? &cm->srq_ring[i] : &rx->ring[i];
+	buf->posted = false;
+	if (!cm->srq)
+		rx->posted--;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			netdev_dbg(priv->dev, "RC receive error status %d\n",
+				   wc->status);
+			ipoib_cm_rx_count(priv, &priv->cm_rx_stats.errors);
+		}
+		if (cm->srq && !cm->stopping)
+			goto repost;	/* SRQ buffers outlive the QP */
+		if (!cm->srq)
+			ipoib_cm_rx_check_drained(cm, rx);
+		return;
+	}
+	ipoib_touch(&rx->last_used);
+	if (unlikely(wc->byte_len < IPOIB_ENCAP_LEN + 1 ||
+		     wc->byte_len > IPOIB_CM_BUF_SIZE)) {
+		ipoib_cm_rx_count(priv, &priv->cm_rx_stats.length_errors);
+		goto repost;
+	}
+	skb = ipoib_cm_rx_skb(cm, buf, wc->byte_len);
+	if (unlikely(!skb)) {
+		ipoib_cm_rx_count(priv, &priv->cm_rx_stats.dropped);
+		goto repost;
+	}
+	ipoib_cm_rx_deliver(cm, skb);
+
+repost:
+	if (!cm->srq && READ_ONCE(rx->state) != IPOIB_CM_RX_LIVE) {
+		ipoib_cm_rx_check_drained(cm, rx);
+		return;
+	}
+	if (unlikely(ipoib_cm_post_recv(cm, cm->srq ? NULL : rx, i)))
+		ipoib_warn_ratelimited(priv, IPOIB_RL_POST_RECV,
+				       "RC receive post failed\n");
+}
+
+static void ipoib_cm_tx_wc(struct ipoib_cm *cm, struct ib_wc *wc)
+{
+	struct ipoib_dev_priv *priv = cm->priv;
+	struct ipoib_cm_tx *tx = wc->qp->qp_context;
+	unsigned int i = wc->wr_id & (IPOIB_CM_TX_RING - 1);
+	struct ipoib_tx_buf *buf = &tx->ring[i];
+
+	if (unlikely(!buf->skb)) {
+		ipoib_err_ratelimited(priv, IPOIB_RL_BOGUS_WC,
+				      "bogus RC send completion %llx\n",
+				      wc->wr_id);
+		return;
+	}
+	ipoib_tx_unmap(priv, buf, skb_shinfo(buf->skb)->nr_frags);
+	u64_stats_update_begin(&priv->cm_tx_stats.syncp);
+	if (likely(wc->status == IB_WC_SUCCESS)) {
+		u64_stats_inc(&priv->cm_tx_stats.packets);
+		u64_stats_add(&priv->cm_tx_stats.bytes, buf->skb->len);
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		u64_stats_inc(&priv->cm_tx_stats.errors);
+	}
+	u64_stats_update_end(&priv->cm_tx_stats.syncp);
+	dev_consume_skb_any(buf->skb);
+	buf->skb = NULL;
+
+	/* RC completes in order too */
+	smp_store_release(&tx->tail, tx->tail + 1);
+	atomic_dec(&cm->tx_outstanding);
+	if (tx->full) {
+		tx->full = false;
+		atomic_dec(&cm->nr_full);
+	}
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+		ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
+				       "send to qpn 0x%06x failed (status %d): reconnecting\n",
+				       tx->dqpn, wc->status);
+		ipoib_cm_tx_fail(tx, "send failed");
+	}
+	if (READ_ONCE(tx->state) == IPOIB_CM_TX_FAILED)
+		wake_up(&cm->wait);
+}
+
+static void ipoib_cm_wc(struct ipoib_cm *cm, struct ib_wc *wc)
+{
+	struct ipoib_cm_rx *rx;
+
+	switch (wc->wr_id & IPOIB_CM_WR_KIND) {
+	case IPOIB_CM_WR_RECV:
+		ipoib_cm_rx_wc(cm, wc);
+		break;
+	case IPOIB_CM_WR_SEND:
+		ipoib_cm_tx_wc(cm, wc);
+		break;
+	case IPOIB_CM_WR_DRAIN:
+		rx = wc->qp->qp_context;
+		rx->drain_done = true;
+		ipoib_cm_rx_check_drained(cm, rx);
+		break;
+	default:
+		ipoib_err_ratelimited(cm->priv, IPOIB_RL_BOGUS_WC,
+				      "bogus RC completion %llx\n", wc->wr_id);
+	}
+}
+
+static int ipoib_cm_poll(struct napi_struct *napi, int budget)
+{
+	struct ipoib_cm *cm = container_of(napi, struct ipoib_cm, napi);
+	struct ipoib_dev_priv *priv = cm->priv;
+	struct ib_wc wcs[16];
+	int done = 0;
+
+	while (done < budget) {
+		int n = ib_poll_cq(cm->cq,
+				   min_t(int, ARRAY_SIZE(wcs), budget - done),
+				   wcs);
+		int k;
+
+		if (n <= 0)
+			break;
+		for (k = 0; k < n; k++)
+			ipoib_cm_wc(cm, &wcs[k]);
+		done += n;
+	}
+
+	smp_mb(); /* counts before the stopped check, pairs with xmit */
+	if (netif_queue_stopped(priv->dev) &&
+	    test_bit(IPOIB_FLAG_RUNNING, &priv->flags) &&
+	    ipoib_tx_may_wake(priv))
+		netif_wake_queue(priv->dev);
+
+	if (done < budget && napi_complete_done(napi, done)) {
+		if (ib_req_notify_cq(cm->cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			napi_schedule(napi);
+	}
+	return done;
+}
+
+static void ipoib_cm_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_cm *cm = ctx;
+
+	napi_schedule(&cm->napi);
+}
+
+static void ipoib_cm_cq_error(struct ib_event *event, void *ctx)
+{
+	struct ipoib_cm *cm = ctx;
+
+	ipoib_err_ratelimited(cm->priv, IPOIB_RL_CQ_ERROR,
+			      "connected mode CQ error (event %d): restarting\n",
+			      event->event);
+	ipoib_queue_resync(cm->priv, IPOIB_RESYNC_TX_TIMEOUT);
+}
+
+/* Start and stop (op_mutex) */
+
+/* Room for one more packet on every ring: the queue may run again. */
+bool ipoib_cm_tx_room(struct ipoib_dev_priv *priv)
+{
+	struct ipoib_cm *cm;
+	bool room = true;
+
+	rcu_read_lock();
+	cm = rcu_dereference(priv->cm);
+	if (cm)
+		room = !atomic_read(&cm->nr_full) &&
+		       atomic_read(&cm->tx_outstanding) <= IPOIB_CM_TX_BUDGET / 2;
+	rcu_read_unlock();
+	return room;
+}
+
+/* What connected mode needs of the HCA; a message says what is missing. */
+int ipoib_cm_supported(struct ipoib_dev_priv *priv)
+{
+	const struct ib_device_attr *a = &priv->ca->attrs;
+	u32 sge = a->max_srq ? min(a->max_srq_sge, a->max_recv_sge) :
+			       a->max_recv_sge;
+
+	if (!rdma_cap_ib_cm(priv->ca, priv->port)) {
+		netdev_info(priv->dev, "connected mode: the port has no IB CM\n");
+		return -EOPNOTSUPP;
+	}
+	if (sge < IPOIB_CM_SGE) {
+		netdev_info(priv->dev,
+			    "connected mode: the HCA receives into %u SGEs, it needs %lu\n",
+			    sge, IPOIB_CM_SGE);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int ipoib_cm_srq_init(struct ipoib_cm *cm)
+{
+	struct ipoib_dev_priv *priv = cm->priv;
+	struct ib_srq_init_attr attr = {
+		.attr.max_wr = IPOIB_CM_SRQ_SIZE,
+		.attr.max_sge = cm->nsge,
+		.srq_type = IB_SRQT_BASIC,
+	};
+	unsigned int i;
+	int ret;
+
+	if (!priv->ca->attrs.max_srq || !ipoib_cm_use_srq)
+		return 0;
+	cm->srq = ib_create_srq(priv->pd, &attr);
+	if (IS_ERR(cm->srq)) {
+		ret = PTR_ERR(cm->srq);
+		cm->srq = NULL;
+		if (ret == -EOPNOTSUPP)
+			return 0;
+		return ret;
+	}
+	cm->srq_ring = kvcalloc(IPOIB_CM_SRQ_SIZE, sizeof(*cm->srq_ring),
+				GFP_KERNEL);
+	if (!cm->srq_ring)
+		return -ENOMEM;
+	for (i = 0; i < IPOIB_CM_SRQ_SIZE; i++) {
+		ret = ipoib_cm_buf_alloc(cm, &cm->srq_ring[i]);
+		if (!ret)
+			ret = ipoib_cm_post_recv(cm, NULL, i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void ipoib_cm_free(struct ipoib_cm *cm)
+{
+	unsigned int i;
+
+	if (cm->srq)
+		ib_destroy_srq(cm->srq);
+	if (cm->srq_ring) {
+		for (i = 0; i < IPOIB_CM_SRQ_SIZE; i++)
+			ipoib_cm_buf_free(cm, &cm->srq_ring[i]);
+		kvfree(cm->srq_ring);
+	}
+	if (cm->cq)
+		ib_destroy_cq(cm->cq);
+	kfree(cm);
+}
+
+/*
+ * Connected mode on a running interface (ipoib_ib_start, op_mutex): the
+ * CQ, the SRQ and its buffers, then the listener. Our address gets the RC
+ * flag through the carrier work.
+ */
+int ipoib_cm_start(struct ipoib_dev_priv *priv)
+{
+	struct ib_cq_init_attr cq_attr = { .cqe = IPOIB_CM_CQ_SIZE };
+	struct ipoib_cm *cm;
+	int ret;
+
+	lockdep_assert_held(&priv->op_mutex);
+	cm = kzalloc(sizeof(*cm), GFP_KERNEL);
+	if (!cm)
+		return -ENOMEM;
+	cm->priv = priv;
+	cm->nsge = IPOIB_CM_SGE;
+	spin_lock_init(&cm->lock);
+	INIT_LIST_HEAD(&cm->tx_list);
+	INIT_LIST_HEAD(&cm->rx_list);
+	INIT_WORK(&cm->work, ipoib_cm_work);
+	mutex_init(&cm->work_mutex);
+	init_waitqueue_head(&cm->wait);
+
+	cm->cq = ib_create_cq(priv->ca, ipoib_cm_cq_event, ipoib_cm_cq_error,
+			      cm, &cq_attr);
+	if (IS_ERR(cm->cq)) {
+		ret = PTR_ERR(cm->cq);
+		cm->cq = NULL;
+		goto err_free;
+	}
+	ret = ipoib_cm_srq_init(cm);
+	if (ret)
+		goto err_free;
+
+	netif_napi_add(priv->dev, &cm->napi, ipoib_cm_poll);
+	napi_enable(&cm->napi);
+	ib_req_notify_cq(cm->cq, IB_CQ_NEXT_COMP);
+
+	cm->listen = ib_create_cm_id(priv->ca, ipoib_cm_rx_handler, cm);
+	if (IS_ERR(cm->listen)) {
+		ret = PTR_ERR(cm->listen);
+		goto err_napi;
+	}
+	ret = ib_cm_listen(cm->listen,
+			   cpu_to_be64(IPOIB_CM_IETF_ID | priv->qp->qp_num));
+	if (ret) {
+		ib_destroy_cm_id(cm->listen);
+		goto err_napi;
+	}
+	rcu_assign_pointer(priv->cm, cm);
+	netdev_dbg(priv->dev, "connected mode on qpn 0x%06x, %s\n",
+		   priv->qp->qp_num, cm->srq ? "SRQ" : "a ring per connection");
+	if (!(priv->dev->dev_addr[0] & IPOIB_HW_RC))
+		ipoib_addr_changed(priv);
+	return 0;
+
+err_napi:
+	napi_disable(&cm->napi);
+	netif_napi_del(&cm->napi);
+err_free:
+	netdev_warn(priv->dev, "cannot start connected mode: %d\n", ret);
+	ipoib_cm_free(cm);
+	return ret;
+}
+
+/* A passive connection is ready to be freed, or none is left. */
+static bool ipoib_cm_rx_reapable(struct ipoib_cm *cm)
+{
+	struct ipoib_cm_rx *rx;
+	unsigned long flags;
+	bool ret = list_empty(&cm->rx_list);
+
+	spin_lock_irqsave(&cm->lock, flags);
+	list_for_each_entry(rx, &cm->rx_list, list)
+		ret |= rx->state == IPOIB_CM_RX_DRAINED;
+	spin_unlock_irqrestore(&cm->lock, flags);
+	return ret;
+}
+
+/*
+ * Tear every connection down and free it all (ipoib_ib_stop, op_mutex).
+ * After it no xmit sees priv->cm and no ib_cm callback of ours runs.
+ */
+void ipoib_cm_stop(struct ipoib_dev_priv *priv)
+{
+	struct ipoib_cm *cm = rcu_dereference_protected(priv->cm,
+					lockdep_is_held(&priv->op_mutex));
+	struct ipoib_cm_tx *tx, *tx_next;
+	struct ipoib_cm_rx *rx, *rx_next;
+	unsigned long flags, timeout;
+	bool left;
+
+	if (!cm)
+		return;
+	RCU_INIT_POINTER(priv->cm, NULL);
+	ib_destroy_cm_id(cm->listen);	/* no new passive connection */
+	synchronize_net();		/* no xmit makes a new one */
+
+	spin_lock_irqsave(&cm->lock, flags);
+	cm->stopping = true;
+	list_for_each_entry(tx, &cm->tx_list, list)
+		ipoib_cm_tx_detach(tx);
+	spin_unlock_irqrestore(&cm->lock, flags);
+
+	/* Passive connections: ERR and drain; ib_cm may race us to it. */
+	timeout = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
+	for (;;) {
+		rx = NULL;
+		spin_lock_irqsave(&cm->lock, flags);
+		list_for_each_entry(rx, &cm->rx_list, list)
+			if (rx->state == IPOIB_CM_RX_LIVE)
+				break;
+		if (list_entry_is_head(rx, &cm->rx_list, list))
+			rx = NULL;
+		spin_unlock_irqrestore(&cm->lock, flags);
+		if (!rx)
+			break;
+		ipoib_cm_rx_shutdown(rx);
+	}
+	for (;;) {
+		/* the work may be queued again meanwhile: work_mutex */
+		ipoib_cm_work(&cm->work);
+		spin_lock_irqsave(&cm->lock, flags);
+		left = !list_empty(&cm->tx_list) || !list_empty(&cm->rx_list);
+		spin_unlock_irqrestore(&cm->lock, flags);
+		if (!left || time_after(jiffies, timeout))
+			break;
+		wait_event_timeout(cm->wait, ipoib_cm_rx_reapable(cm), HZ / 10);
+	}
+	napi_disable(&cm->napi);
+	netif_napi_del(&cm->napi);
+	cancel_work_sync(&cm->work);
+	/* What did not drain in time: no completion is polled any more. */
+	if (left) {
+		netdev_warn(priv->dev,
+			    "connected mode: %u+%u connections did not drain\n",
+			    cm->nr_tx, cm->nr_rx);
+		list_for_each_entry_safe(rx, rx_next, &cm->rx_list, list) {
+			if (rx->id)
+				ib_destroy_cm_id(rx->id);
+			ipoib_cm_rx_free(rx);
+		}
+		list_for_each_entry_safe(tx, tx_next, &cm->tx_list, list) {
+			if (tx->id)
+				ib_destroy_cm_id(tx->id);
+			if (tx->qp)
+				ib_destroy_qp(tx->qp);
+			ipoib_cm_tx_free(tx);
+		}
+	}
+	ipoib_cm_free(cm);
+}
