@@ -64,6 +64,16 @@
  */
 #define IPOIB_CM_RETRIES	6
 
+/*
+ * A passive connection that received nothing for this long is closed: its
+ * peer may be gone without a DREQ (crashed, cable pulled). A live peer
+ * just connects again.
+ */
+static unsigned int ipoib_cm_rx_idle = 512;
+module_param_named(cm_rx_idle, ipoib_cm_rx_idle, uint, 0644);
+MODULE_PARM_DESC(cm_rx_idle,
+		 "Seconds without traffic after which a passive connection is closed (default: 512, 0: never)");
+
 static bool ipoib_cm_use_srq = true;
 module_param_named(cm_srq, ipoib_cm_use_srq, bool, 0444);
 MODULE_PARM_DESC(cm_srq,
@@ -116,7 +126,7 @@ struct ipoib_cm_tx {
 	struct ipoib_tx_buf *ring;
 	unsigned int head;		/* netif tx lock */
 	unsigned int tail;		/* cm NAPI */
-	bool full;			/* counted in cm->nr_full */
+	u32 full;			/* counted in cm->nr_full; xchg() */
 	struct rcu_head rcu;
 };
 
@@ -157,6 +167,7 @@ struct ipoib_cm {
 	unsigned int nr_tx;
 	unsigned int nr_rx;
 	struct work_struct work;
+	struct delayed_work reap_work;	/* idle passive connections */
 	struct mutex work_mutex;	/* cm->work, or ipoib_cm_stop() running it */
 	wait_queue_head_t wait;		/* a ring or a drain completed */
 	atomic_t tx_outstanding;	/* sends posted on every tx QP */
@@ -214,6 +225,39 @@ static int ipoib_cm_buf_alloc(struct ipoib_cm *cm, struct ipoib_cm_rx_buf *buf)
 		}
 	}
 	return 0;
+}
+
+/* A ring of @n buffers with their pages, or NULL. */
+static struct ipoib_cm_rx_buf *ipoib_cm_ring_alloc(struct ipoib_cm *cm,
+						   unsigned int n)
+{
+	struct ipoib_cm_rx_buf *ring;
+	unsigned int i;
+
+	ring = kvcalloc(n, sizeof(*ring), GFP_KERNEL);
+	if (!ring)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (ipoib_cm_buf_alloc(cm, &ring[i])) {
+			while (i--)
+				ipoib_cm_buf_free(cm, &ring[i]);
+			kvfree(ring);
+			return NULL;
+		}
+	}
+	return ring;
+}
+
+static void ipoib_cm_ring_free(struct ipoib_cm *cm,
+			       struct ipoib_cm_rx_buf *ring, unsigned int n)
+{
+	unsigned int i;
+
+	if (!ring)
+		return;
+	for (i = 0; i < n; i++)
+		ipoib_cm_buf_free(cm, &ring[i]);
+	kvfree(ring);
 }
 
 static void ipoib_cm_buf_sges(struct ipoib_cm *cm,
@@ -314,22 +358,28 @@ static void ipoib_cm_rx_post_drain(struct ipoib_cm_rx *rx)
 			    "cannot post the drain of a passive connection\n");
 }
 
-/* Stop receiving on @rx: ERR, then the drain (cm->lock not held). */
-static void ipoib_cm_rx_shutdown(struct ipoib_cm_rx *rx)
+/*
+ * Claim a live passive connection for shutting down (cm->lock held): true
+ * if the caller must go on with ipoib_cm_rx_to_err(). Until then it
+ * cannot drain, so it cannot be freed.
+ */
+static bool ipoib_cm_rx_claim(struct ipoib_cm_rx *rx)
+{
+	lockdep_assert_held(&rx->cm->lock);
+	if (rx->state != IPOIB_CM_RX_LIVE)
+		return false;
+	rx->state = IPOIB_CM_RX_DRAINING;
+	rx->err_at = jiffies;
+	return true;
+}
+
+/* A claimed connection: ERR, then the drain (cm->lock not held). */
+static void ipoib_cm_rx_to_err(struct ipoib_cm_rx *rx)
 {
 	struct ipoib_cm *cm = rx->cm;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	unsigned long flags;
 	bool drain;
-
-	spin_lock_irqsave(&cm->lock, flags);
-	if (rx->state != IPOIB_CM_RX_LIVE) {
-		spin_unlock_irqrestore(&cm->lock, flags);
-		return;
-	}
-	rx->state = IPOIB_CM_RX_DRAINING;
-	rx->err_at = jiffies;
-	spin_unlock_irqrestore(&cm->lock, flags);
 
 	if (ib_modify_qp(rx->qp, &attr, IB_QP_STATE))
 		netdev_warn(cm->priv->dev,
@@ -346,6 +396,19 @@ static void ipoib_cm_rx_shutdown(struct ipoib_cm_rx *rx)
 	spin_unlock_irqrestore(&cm->lock, flags);
 	if (drain)
 		ipoib_cm_rx_post_drain(rx);
+}
+
+/* Stop receiving on @rx, if no one else does (cm->lock not held). */
+static void ipoib_cm_rx_shutdown(struct ipoib_cm_rx *rx)
+{
+	unsigned long flags;
+	bool mine;
+
+	spin_lock_irqsave(&rx->cm->lock, flags);
+	mine = ipoib_cm_rx_claim(rx);
+	spin_unlock_irqrestore(&rx->cm->lock, flags);
+	if (mine)
+		ipoib_cm_rx_to_err(rx);
 }
 
 /* QP events of a passive connection: any context. */
@@ -423,15 +486,9 @@ static int ipoib_cm_rx_to_rts(struct ipoib_cm_rx *rx, u32 psn)
 
 static void ipoib_cm_rx_free(struct ipoib_cm_rx *rx)
 {
-	unsigned int i;
-
 	if (rx->qp)
 		ib_destroy_qp(rx->qp);
-	if (rx->ring) {
-		for (i = 0; i < IPOIB_CM_RING_SIZE; i++)
-			ipoib_cm_buf_free(rx->cm, &rx->ring[i]);
-		kvfree(rx->ring);
-	}
+	ipoib_cm_ring_free(rx->cm, rx->ring, IPOIB_CM_RING_SIZE);
 	kfree(rx);
 }
 
@@ -486,16 +543,10 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 		goto err;
 	}
 	if (!cm->srq) {
-		rx->ring = kvcalloc(IPOIB_CM_RING_SIZE, sizeof(*rx->ring),
-				    GFP_KERNEL);
+		rx->ring = ipoib_cm_ring_alloc(cm, IPOIB_CM_RING_SIZE);
 		ret = -ENOMEM;
 		if (!rx->ring)
 			goto err;
-		for (i = 0; i < IPOIB_CM_RING_SIZE; i++) {
-			ret = ipoib_cm_buf_alloc(cm, &rx->ring[i]);
-			if (ret)
-				goto err;
-		}
 	}
 	psn = get_random_u32() & 0xffffff;
 	ret = ipoib_cm_rx_to_rts(rx, psn);
@@ -576,6 +627,43 @@ static int ipoib_cm_rx_handler(struct ib_cm_id *id,
 	return 0;
 }
 
+/* Close the passive connections idle for cm_rx_idle seconds. */
+static void ipoib_cm_reap(struct work_struct *work)
+{
+	struct ipoib_cm *cm = container_of(to_delayed_work(work),
+					   struct ipoib_cm, reap_work);
+	unsigned int idle_s = READ_ONCE(ipoib_cm_rx_idle);
+	unsigned long idle = idle_s * HZ, flags;
+	struct ipoib_cm_rx *rx, *found;
+
+	if (!idle_s)
+		goto again;
+	do {
+		found = NULL;
+		spin_lock_irqsave(&cm->lock, flags);
+		list_for_each_entry(rx, &cm->rx_list, list) {
+			if (rx->state == IPOIB_CM_RX_LIVE &&
+			    time_after(jiffies, READ_ONCE(rx->last_used) + idle) &&
+			    ipoib_cm_rx_claim(rx)) {
+				found = rx;
+				break;
+			}
+		}
+		spin_unlock_irqrestore(&cm->lock, flags);
+		if (found) {
+			netdev_dbg(cm->priv->dev,
+				   "passive connection idle for %u s: closed\n",
+				   idle_s);
+			/* ERR now; the drained QP and its id go in cm->work */
+			ipoib_cm_rx_to_err(found);
+		}
+	} while (found);
+again:
+	/* a new cm_rx_idle takes effect within 10 s */
+	queue_delayed_work(system_wq, &cm->reap_work,
+			   clamp_t(unsigned long, idle / 2, HZ, 10 * HZ));
+}
+
 /* Active side */
 
 static void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
@@ -587,8 +675,14 @@ static void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
 	spin_lock_irqsave(&cm->lock, flags);
 	was = tx->state != IPOIB_CM_TX_FAILED;
 	if (was) {
+		/*
+		 * A connection that worked is made again by the next packet;
+		 * one the peer refused or never answered, after a pause.
+		 */
+		tx->retry_at = jiffies;
+		if (tx->state != IPOIB_CM_TX_UP)
+			tx->retry_at += IPOIB_CM_RETRY_DELAY;
 		WRITE_ONCE(tx->state, IPOIB_CM_TX_FAILED);
-		tx->retry_at = jiffies + IPOIB_CM_RETRY_DELAY;
 	}
 	spin_unlock_irqrestore(&cm->lock, flags);
 	if (!was)
@@ -967,10 +1061,9 @@ static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 	netif_trans_update(priv->dev);
 	WRITE_ONCE(tx->head, head + 1);
 
-	if (head + 1 - READ_ONCE(tx->tail) >= IPOIB_CM_TX_RING) {
-		tx->full = true;
+	if (head + 1 - READ_ONCE(tx->tail) >= IPOIB_CM_TX_RING &&
+	    !xchg(&tx->full, 1))
 		atomic_inc(&cm->nr_full);
-	}
 	if (atomic_read(&cm->nr_full) ||
 	    atomic_read(&cm->tx_outstanding) >= IPOIB_CM_TX_BUDGET) {
 		netif_stop_queue(priv->dev);
@@ -1002,8 +1095,18 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 			return true;
 		}
 		if (state == IPOIB_CM_TX_FAILED &&
-		    time_before(jiffies, READ_ONCE(tx->retry_at)))
-			return false;
+		    time_before(jiffies, READ_ONCE(tx->retry_at))) {
+			/*
+			 * UD meanwhile; what UD cannot carry is dropped, not
+			 * answered with an ICMP: that would shrink the route's
+			 * PMTU for minutes over a passing failure.
+			 */
+			if (skb->len <= READ_ONCE(priv->mcast_mtu) +
+			    IPOIB_ENCAP_LEN || skb_is_gso(skb))
+				return false;
+			ipoib_count_tx_drop(priv, skb);
+			return true;
+		}
 		if (state != IPOIB_CM_TX_FAILED) {
 			bool queued = false;
 
@@ -1259,10 +1362,8 @@ static void ipoib_cm_tx_wc(struct ipoib_cm *cm, struct ib_wc *wc)
 	/* RC completes in order too */
 	smp_store_release(&tx->tail, tx->tail + 1);
 	atomic_dec(&cm->tx_outstanding);
-	if (tx->full) {
-		tx->full = false;
+	if (xchg(&tx->full, 0))
 		atomic_dec(&cm->nr_full);
-	}
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
 		ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
 				       "send to qpn 0x%06x failed (status %d): reconnecting\n",
@@ -1404,14 +1505,11 @@ static int ipoib_cm_srq_init(struct ipoib_cm *cm)
 			return 0;
 		return ret;
 	}
-	cm->srq_ring = kvcalloc(IPOIB_CM_SRQ_SIZE, sizeof(*cm->srq_ring),
-				GFP_KERNEL);
+	cm->srq_ring = ipoib_cm_ring_alloc(cm, IPOIB_CM_SRQ_SIZE);
 	if (!cm->srq_ring)
 		return -ENOMEM;
 	for (i = 0; i < IPOIB_CM_SRQ_SIZE; i++) {
-		ret = ipoib_cm_buf_alloc(cm, &cm->srq_ring[i]);
-		if (!ret)
-			ret = ipoib_cm_post_recv(cm, NULL, i);
+		ret = ipoib_cm_post_recv(cm, NULL, i);
 		if (ret)
 			return ret;
 	}
@@ -1420,15 +1518,9 @@ static int ipoib_cm_srq_init(struct ipoib_cm *cm)
 
 static void ipoib_cm_free(struct ipoib_cm *cm)
 {
-	unsigned int i;
-
 	if (cm->srq)
 		ib_destroy_srq(cm->srq);
-	if (cm->srq_ring) {
-		for (i = 0; i < IPOIB_CM_SRQ_SIZE; i++)
-			ipoib_cm_buf_free(cm, &cm->srq_ring[i]);
-		kvfree(cm->srq_ring);
-	}
+	ipoib_cm_ring_free(cm, cm->srq_ring, IPOIB_CM_SRQ_SIZE);
 	if (cm->cq)
 		ib_destroy_cq(cm->cq);
 	kfree(cm);
@@ -1455,6 +1547,7 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 	INIT_LIST_HEAD(&cm->tx_list);
 	INIT_LIST_HEAD(&cm->rx_list);
 	INIT_WORK(&cm->work, ipoib_cm_work);
+	INIT_DELAYED_WORK(&cm->reap_work, ipoib_cm_reap);
 	mutex_init(&cm->work_mutex);
 	init_waitqueue_head(&cm->wait);
 
@@ -1485,6 +1578,7 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 		goto err_napi;
 	}
 	rcu_assign_pointer(priv->cm, cm);
+	queue_delayed_work(system_wq, &cm->reap_work, HZ);
 	netdev_dbg(priv->dev, "connected mode on qpn 0x%06x, %s\n",
 		   priv->qp->qp_num, cm->srq ? "SRQ" : "a ring per connection");
 	if (!(priv->dev->dev_addr[0] & IPOIB_HW_RC))
@@ -1530,6 +1624,7 @@ void ipoib_cm_stop(struct ipoib_dev_priv *priv)
 	if (!cm)
 		return;
 	RCU_INIT_POINTER(priv->cm, NULL);
+	cancel_delayed_work_sync(&cm->reap_work);
 	ib_destroy_cm_id(cm->listen);	/* no new passive connection */
 	synchronize_net();		/* no xmit makes a new one */
 
@@ -1542,17 +1637,19 @@ void ipoib_cm_stop(struct ipoib_dev_priv *priv)
 	/* Passive connections: ERR and drain; ib_cm may race us to it. */
 	timeout = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
 	for (;;) {
-		rx = NULL;
+		struct ipoib_cm_rx *found = NULL;
+
 		spin_lock_irqsave(&cm->lock, flags);
-		list_for_each_entry(rx, &cm->rx_list, list)
-			if (rx->state == IPOIB_CM_RX_LIVE)
+		list_for_each_entry(rx, &cm->rx_list, list) {
+			if (ipoib_cm_rx_claim(rx)) {
+				found = rx;
 				break;
-		if (list_entry_is_head(rx, &cm->rx_list, list))
-			rx = NULL;
+			}
+		}
 		spin_unlock_irqrestore(&cm->lock, flags);
-		if (!rx)
+		if (!found)
 			break;
-		ipoib_cm_rx_shutdown(rx);
+		ipoib_cm_rx_to_err(found);
 	}
 	for (;;) {
 		/* the work may be queued again meanwhile: work_mutex */

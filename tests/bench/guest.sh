@@ -125,6 +125,18 @@ fi
 if step tcp && iperf tcp4 -P 4; then
 	metric tcp4_bps "$(json_get $RES/tcp4.json sum_received bits_per_second)"
 fi
+# connected mode (RFC 4755, MTU 65520), then back to datagram mode
+if step tcp && in_host a ip link set ib0 type ipoib mode connected &&
+   in_host b ip link set ib1 type ipoib mode connected &&
+   in_host a ip link set ib0 mtu 65520 && in_host b ip link set ib1 mtu 65520 &&
+   wait_for 20 in_host a ping -c 1 -W 2 -s 60000 192.0.2.2 && iperf cm_tcp1; then
+	metric cm_tcp1_bps "$(json_get $RES/cm_tcp1.json sum_received bits_per_second)"
+fi
+if step tcp; then
+	in_host a ip link set ib0 type ipoib mode datagram
+	in_host b ip link set ib1 type ipoib mode datagram
+	wait_for 20 in_host a ping -c 1 -W 2 192.0.2.2 || fail "datagram mode again" "no ping"
+fi
 rx_pkts() { in_host b cat /sys/class/net/ib1/statistics/rx_packets; }
 r0=$(rx_pkts)
 if step udp && iperf udp64 -u -l 64 -b 0; then
