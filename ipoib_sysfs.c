@@ -14,6 +14,7 @@
 
 #include <linux/netdevice.h>
 #include <linux/capability.h>
+#include <linux/rtnetlink.h>
 #include "ipoib.h"
 
 static struct ipoib_dev_priv *ipoib_sysfs_priv(struct device *d)
@@ -88,7 +89,13 @@ static ssize_t mode_store(struct device *d, struct device_attribute *attr,
 		mode = IPOIB_MODE_DATAGRAM;
 	else if (sysfs_streq(buf, "connected"))
 		mode = IPOIB_MODE_CONNECTED;
+	if (!ns_capable(dev_net(to_net_dev(d))->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	/* trylock: unregister (under rtnl) waits for this file's writers */
+	if (!rtnl_trylock())
+		return restart_syscall();
 	ret = ipoib_set_mode(ipoib_sysfs_priv(d), mode, NULL);
+	rtnl_unlock();
 	return ret ?: count;
 }
 static DEVICE_ATTR_RW(mode);
