@@ -376,7 +376,7 @@ draw_op() {
 		draw_if; rnd 6
 		OP="mtu $IFN $(echo 1280 1500 2000 2044 4092 576 | cut -d' ' -f$((R + 1)))"
 		;;
-	mode) draw_if; rnd 4; [ $R = 0 ] && OP="mode $IFN connected" || OP="mode $IFN datagram" ;;
+	mode) draw_if; rnd 2; [ $R = 0 ] && OP="mode $IFN connected" || OP="mode $IFN datagram" ;;
 	ifdown) draw_if; rnd 15; OP="ifdown $IFN $((R / 10)).$((R % 10))" ;;
 	netns) draw_if; rnd 5; OP="netns $IFN $(echo - a b c x | cut -d' ' -f$((R + 1)))" ;;
 	nflush) draw_parent; OP="nflush $PAR" ;;
