@@ -728,7 +728,8 @@ static int ipoib_cm_tx_rep(struct ipoib_cm_tx *tx, const struct ib_cm_event *eve
 	__skb_queue_head_init(&queue);
 	spin_lock_irqsave(&cm->lock, flags);
 	if (tx->state == IPOIB_CM_TX_CONNECTING) {
-		WRITE_ONCE(tx->state, IPOIB_CM_TX_UP);
+		/* tx->mtu and the QP in RTS before xmit sees UP */
+		smp_store_release(&tx->state, IPOIB_CM_TX_UP);
 		skb_queue_splice_init(&tx->queue, &queue);
 	}
 	spin_unlock_irqrestore(&cm->lock, flags);
@@ -1089,7 +1090,7 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 		return false;
 	tx = rcu_dereference(neigh->cm_tx);
 	if (likely(tx)) {
-		state = READ_ONCE(tx->state);
+		state = smp_load_acquire(&tx->state);
 		if (likely(state == IPOIB_CM_TX_UP)) {
 			ipoib_cm_send(tx, skb);
 			return true;

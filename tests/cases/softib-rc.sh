@@ -13,8 +13,9 @@
 # of 15 RC packets, acknowledged once), IPv6, 4 MiB echoed over TCP with an
 # equal sha256 and iperf3; softib counted RC packets, ACKs and no NAK or
 # retransmission on a clean fabric; a P_Key child made in connected mode;
-# the peer's interface down and up (connections come back); mode switches
-# to datagram and back while pings go on;
+# the peer's interface down and up, a port flap and an SM restart
+# (connections come back); a to datagram and back while 8 MiB go over TCP
+# (sha256 equal); mode switches to datagram and back while pings go on;
 # RNR: with the SRQ starved the responder answers RNR NAK and the stock
 # driver, which asks for no RNR retries, sees its connection fail and
 # makes a new one; 3% loss and reordering: NAK-sequence errors are sent,
@@ -23,8 +24,9 @@
 # SRQs (softib srq=0: the stock driver's per-connection receive rings);
 # everything unloads.
 # Ours asks for 6 retries and 6 RNR retries: there a starved receive queue
-# only delays a message (no send fails), and under 3% loss and reordering
-# go-back-N recovers and a TCP stream completes during the loss. Passive
+# only delays a message (no send fails), and under 5% loss and reordering
+# go-back-N recovers and a TCP stream completes during the loss. The
+# device is removed with connections up (rmmod softib under ib_ipoib). Passive
 # connections idle for cm_rx_idle seconds are closed, and the sender's
 # connection with them; the next packet makes a new one.
 . /tests/lib.sh
@@ -122,6 +124,7 @@ check_wait "carrier on ib1 again" 30 _t_has_carrier b ib1
 check_wait "after the peer's restart: 60000-byte ping a -> b" 60 big_ping a 10.11.0.2
 check_wait "after the peer's restart: 60000-byte ping b -> a" 60 big_ping b 10.11.0.1
 
+
 # --- mode switches while pings run ---
 in_host a ping -i 0.2 -c 100000 10.11.0.2 >/dev/null 2>&1 &
 pinger=$!
@@ -200,10 +203,10 @@ check "no PMTU below 65520 was learnt for b" sh -c \
 # --- loss and reordering on RC: go-back-N, the stream completes ---
 x0=$(cnt sib0 rc_retry_exc)
 t0=$(cnt sib0 rc_retrans)
-echo 3 >"$SIB_DEBUGFS/loss_pct"
-echo 3 >"$SIB_DEBUGFS/reorder_pct"
+echo 5 >"$SIB_DEBUGFS/loss_pct"
+echo 5 >"$SIB_DEBUGFS/reorder_pct"
 tcp_echo_serve b 7002
-tcp_echo_check "3% loss and reordering: TCP over RC" a 10.11.0.2 7002 2048
+tcp_echo_check "5% loss and reordering: TCP over RC" a 10.11.0.2 7002 1024
 in_host a ping -c 10 -i 0.2 -W 2 -s 60000 10.11.0.2 >/dev/null 2>&1
 echo 0 >"$SIB_DEBUGFS/loss_pct"
 echo 0 >"$SIB_DEBUGFS/reorder_pct"
@@ -232,6 +235,38 @@ check "ethtool -S: RC packets counted on ib0 ($(in_host a ethtool -S ib0 | grep 
 	sh -c '/usr/sbin/ip netns exec a ethtool -S ib0 | grep -qE "rc_tx_packets: [1-9]"'
 fi
 
+# --- fabric events with connections up: a port flap, an SM restart ---
+echo down >"$(sib sib1 state)"
+check_wait "port sib1 down: no carrier on ib1" 20 sh -c '! /usr/sbin/ip -n b -o link show ib1 | grep -q LOWER_UP'
+echo up >"$(sib sib1 state)"
+check_wait "port sib1 up: carrier on ib1" 30 _t_has_carrier b ib1
+check_wait "after the port flap: 60000-byte ping a -> b" 60 big_ping a 10.11.0.2
+check_wait "after the port flap: 60000-byte ping b -> a" 60 big_ping b 10.11.0.1
+echo 1 >"$SIB_DEBUGFS/sm_restart"
+check_wait "after an SM restart: 60000-byte ping a -> b" 60 big_ping a 10.11.0.2
+tcp_echo_serve b 7011
+tcp_echo_check "after the SM restart" a 10.11.0.2 7011 1024
+
+# --- a mode switch while TCP runs: a to datagram and back, the stream
+# goes on (the peer learns the UD MTU from an ICMP, then RC again) ---
+head -c $((8 * 1024 * 1024)) /dev/urandom >/tmp/cm.tx
+rm -f /tmp/cm.rx /tmp/cm.done
+tcp_echo_serve b 7012
+(in_host a sh -c "timeout 240 nc 10.11.0.2 7012 </tmp/cm.tx >/tmp/cm.rx 2>/dev/null"
+ echo $? >/tmp/cm.done) </dev/null >/dev/null 2>&1 &
+check_wait "TCP stream under way (bytes echoed)" 30 test -s /tmp/cm.rx
+check "while TCP runs: ib0 to datagram" in_host a ip link set ib0 type ipoib mode datagram
+check_wait "while TCP runs: more bytes echoed in datagram mode" 30 \
+	sh -c "[ \$(wc -c </tmp/cm.rx) -gt $(wc -c </tmp/cm.rx) ] || test -e /tmp/cm.done"
+check "while TCP runs: ib0 back to connected" in_host a ip link set ib0 type ipoib mode connected
+check_wait "the stream ended" 240 test -e /tmp/cm.done
+check "mode switches under TCP: 8 MiB echoed, sha256 equal (nc exit $(cat /tmp/cm.done), $(wc -c </tmp/cm.rx) bytes back)" sh -c \
+	'[ "$(sha256sum </tmp/cm.tx)" = "$(sha256sum </tmp/cm.rx)" ]'
+rm -f /tmp/cm.tx /tmp/cm.rx /tmp/cm.done
+
+check_wait "connections up before the device goes" 30 big_ping a 10.11.0.2
+check "device removal with connections up (rmmod softib, ib_ipoib stays)" rmmod softib
+check "ib0 and ib1 went with it" sh -c '! /usr/sbin/ip -n a link show ib0 2>/dev/null && ! /usr/sbin/ip -n b link show ib1 2>/dev/null'
 check "unload ib_ipoib" unload_ipoib
 check "unload everything" unload_all
 
