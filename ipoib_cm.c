@@ -1090,6 +1090,7 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 		return false;
 	tx = rcu_dereference(neigh->cm_tx);
 	if (likely(tx)) {
+		/* pairs with ipoib_cm_tx_rep(): UP means tx->mtu and the QP are set */
 		state = smp_load_acquire(&tx->state);
 		if (likely(state == IPOIB_CM_TX_UP)) {
 			ipoib_cm_send(tx, skb);
