@@ -114,16 +114,18 @@ ip_fails "ip link add pkey 0x10000 is refused" "pkey" link add link ib0 name bad
 ip_fails "child of a child: EINVAL" "cannot have children" link add link ib0.8001 name bad3 type ipoib pkey 0x8002
 check "no bad* interface was left behind" sh -c '! /usr/sbin/ip -o link | grep -q " bad[0-9]"'
 if [ "$IPOIB_DRIVER" = ours ]; then
-	dmesg_mark connected
-	wr_errno "mode connected: EOPNOTSUPP" /sys/class/net/ib1.8001/mode connected "Operation not supported"
-	check "a log line says why" sh -c "dmesg | sed -n '/$_T_MARK/,\$p' | grep -q 'connected mode is not supported'"
-	ip_fails "ip link set type ipoib mode connected: EOPNOTSUPP" "connected mode is not supported" \
-		link set ib0.8001 type ipoib mode connected
-	ip_fails "ip link add ... mode connected: EOPNOTSUPP" "connected mode is not supported" \
-		link add link ib0 name bad4 type ipoib pkey 0x8003 mode connected
-	check "bad4 was not created" gone bad4
+	# connected mode (design.rst): a child switches both ways, and is made in it
+	check "sysfs: a child to connected mode" sh -c 'echo connected >/sys/class/net/ib1.8001/mode'
+	check "the child reads connected, MTU 65520" sh -c \
+		'grep -qx connected /sys/class/net/ib1.8001/mode && grep -qx 65520 /sys/class/net/ib1.8001/mtu'
 	wr_errno "mode bogus: EINVAL" /sys/class/net/ib1.8001/mode bogus "Invalid argument"
 	check "mode datagram is accepted" sh -c 'echo datagram >/sys/class/net/ib1.8001/mode'
+	check "datagram: the MTU is back within what UD carries" sh -c \
+		'[ "$(cat /sys/class/net/ib1.8001/mtu)" -le 4092 ]'
+	check "ip link add ... mode connected makes a connected-mode child" \
+		ip link add link ib0 name cm4 type ipoib pkey 0x8003 mode connected
+	check "cm4 reads mode connected" sh -c '/usr/sbin/ip -d link show cm4 | grep -q "mode connected"'
+	check "cm4 deleted" ip link del cm4
 fi
 # An MTU given at creation is the administrator's and must survive the join.
 # Stock finding (testing.rst, "Where the drivers are checked apart"): the

@@ -189,6 +189,14 @@ static void softib_cq_err_work(struct work_struct *work)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/* A CQ the IB core made for itself (restrack names its owner). */
+static bool softib_cq_is_core(const struct softib_cq *cq)
+{
+	const char *owner = cq->ibcq.res.kern_name;
+
+	return owner && !strcmp(owner, "ib_core");
+}
+
 /*
  * Add one completion and, if the CQ is armed for it, raise its event (now,
  * or when moderation says). Any context; cq->lock is the last lock taken.
@@ -205,12 +213,12 @@ void softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc, bool solicited
 		goto out_unlock;	/* a CQ in error takes nothing more */
 	next = softib_cq_next(cq, cq->tail);
 	/*
-	 * The injected overflow spares CQs without an event handler (ib_mad's,
-	 * from ib_alloc_cq()): no one could recover those, and a core that
-	 * sizes its CQ to its queues never overflows it on an HCA either.
+	 * The injected overflow spares the core's own CQs (ib_mad's): it sizes
+	 * them to its queues, so they never overflow on an HCA, and nothing
+	 * would recover them. A ULP's CQ (ib_ipoib's) takes it.
 	 */
 	if (next == cq->head ||
-	    (cq->ibcq.event_handler &&
+	    (!softib_cq_is_core(cq) &&
 	     atomic_add_unless(&sdev->fail_cq_overflow, -1, 0))) {
 		cq->overflowed = true;
 		overflow = true;
