@@ -456,7 +456,13 @@ static struct ib_qp *ipoib_cm_rx_qp(struct ipoib_cm *cm,
 	return ib_create_qp(cm->priv->pd, &attr);
 }
 
-static int ipoib_cm_rx_to_rts(struct ipoib_cm_rx *rx, u32 psn)
+/*
+ * Move @qp from the state before @from up to RTS with the attributes ib_cm
+ * has for @id (both sides of a connection). @rq_psn, if set, replaces
+ * ib_cm's receive PSN at RTR.
+ */
+static int ipoib_cm_qp_up(struct ib_cm_id *id, struct ib_qp *qp,
+			  enum ib_qp_state from, const u32 *rq_psn)
 {
 	static const enum ib_qp_state states[] = {
 		IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS
@@ -466,18 +472,16 @@ static int ipoib_cm_rx_to_rts(struct ipoib_cm_rx *rx, u32 psn)
 	int mask, ret;
 
 	for (i = 0; i < ARRAY_SIZE(states); i++) {
+		if (states[i] < from)
+			continue;
 		memset(&attr, 0, sizeof(attr));
 		attr.qp_state = states[i];
-		ret = ib_cm_init_qp_attr(rx->id, &attr, &mask);
+		ret = ib_cm_init_qp_attr(id, &attr, &mask);
 		if (ret)
 			return ret;
-		/*
-		 * ib_cm has the REP's starting PSN, which is what the peer
-		 * sends from, only once the REP is sent: after this.
-		 */
-		if (states[i] == IB_QPS_RTR)
-			attr.rq_psn = psn;
-		ret = ib_modify_qp(rx->qp, &attr, mask);
+		if (states[i] == IB_QPS_RTR && rq_psn)
+			attr.rq_psn = *rq_psn;
+		ret = ib_modify_qp(qp, &attr, mask);
 		if (ret)
 			return ret;
 	}
@@ -549,7 +553,11 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 			goto err;
 	}
 	psn = get_random_u32() & 0xffffff;
-	ret = ipoib_cm_rx_to_rts(rx, psn);
+	/*
+	 * ib_cm has the REP's starting PSN, which is what the peer sends
+	 * from, only once the REP is sent: after this.
+	 */
+	ret = ipoib_cm_qp_up(rx->id, rx->qp, IB_QPS_INIT, &psn);
 	if (ret)
 		goto err;
 	for (i = 0; rx->ring && i < IPOIB_CM_RING_SIZE; i++) {
@@ -696,29 +704,17 @@ static int ipoib_cm_tx_rep(struct ipoib_cm_tx *tx, const struct ib_cm_event *eve
 {
 	struct ipoib_cm *cm = tx->cm;
 	struct sk_buff_head queue;
-	struct ib_qp_attr attr;
 	struct sk_buff *skb;
 	unsigned long flags;
-	int mask, ret;
 	u32 mtu;
+	int ret;
 
 	mtu = ipoib_cm_peer_mtu(event->private_data);
 	if (!mtu)
 		return -EINVAL;
 	tx->mtu = mtu;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	ret = ib_cm_init_qp_attr(tx->id, &attr, &mask);
-	if (!ret)
-		ret = ib_modify_qp(tx->qp, &attr, mask);
-	if (ret)
-		return ret;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	ret = ib_cm_init_qp_attr(tx->id, &attr, &mask);
-	if (!ret)
-		ret = ib_modify_qp(tx->qp, &attr, mask);
+	ret = ipoib_cm_qp_up(tx->id, tx->qp, IB_QPS_RTR, NULL);
 	if (ret)
 		return ret;
 	ret = ib_send_cm_rtu(tx->id, NULL, 0);
@@ -840,6 +836,64 @@ static int ipoib_cm_tx_connect(struct ipoib_cm_tx *tx)
 	return ib_send_cm_req(id, &req);
 }
 
+/*
+ * Send @wr_id of @tx completed with @status: from a work completion, or
+ * by hand (IB_WC_WR_FLUSH_ERR) for what a destroyed QP never completed.
+ */
+static void ipoib_cm_tx_complete(struct ipoib_cm_tx *tx, u64 wr_id,
+				 enum ib_wc_status status)
+{
+	struct ipoib_cm *cm = tx->cm;
+	struct ipoib_dev_priv *priv = cm->priv;
+	struct ipoib_tx_buf *buf = &tx->ring[wr_id & (IPOIB_CM_TX_RING - 1)];
+
+	if (unlikely(!buf->skb)) {
+		ipoib_err_ratelimited(priv, IPOIB_RL_BOGUS_WC,
+				      "bogus RC send completion %llx\n", wr_id);
+		return;
+	}
+	ipoib_tx_unmap(priv, buf, skb_shinfo(buf->skb)->nr_frags);
+	/* a flush is neither sent nor an error: NAPI's counters only */
+	if (status != IB_WC_WR_FLUSH_ERR) {
+		u64_stats_update_begin(&priv->cm_tx_stats.syncp);
+		if (likely(status == IB_WC_SUCCESS)) {
+			u64_stats_inc(&priv->cm_tx_stats.packets);
+			u64_stats_add(&priv->cm_tx_stats.bytes, buf->skb->len);
+		} else {
+			u64_stats_inc(&priv->cm_tx_stats.errors);
+		}
+		u64_stats_update_end(&priv->cm_tx_stats.syncp);
+	}
+	dev_consume_skb_any(buf->skb);
+	buf->skb = NULL;
+
+	/* RC completes in order too */
+	smp_store_release(&tx->tail, tx->tail + 1);
+	atomic_dec(&cm->tx_outstanding);
+	if (xchg(&tx->full, 0))
+		atomic_dec(&cm->nr_full);
+	if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR) {
+		ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
+				       "send to qpn 0x%06x failed (status %d): reconnecting\n",
+				       tx->dqpn, status);
+		ipoib_cm_tx_fail(tx, "send failed");
+	}
+	if (READ_ONCE(tx->state) == IPOIB_CM_TX_FAILED)
+		wake_up(&cm->wait);
+}
+
+/*
+ * Destroy the QP of @tx. Sends it never completed (a CQ in error reports
+ * no flush) are ours then: unmapped and freed as flushed.
+ */
+static void ipoib_cm_tx_destroy_qp(struct ipoib_cm_tx *tx)
+{
+	ib_destroy_qp(tx->qp);
+	tx->qp = NULL;
+	while (tx->tail != tx->head)
+		ipoib_cm_tx_complete(tx, tx->tail, IB_WC_WR_FLUSH_ERR);
+}
+
 /* cm->work: free what a failed or detached connection holds. */
 static void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 {
@@ -865,8 +919,7 @@ static void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 		netdev_warn(cm->priv->dev,
 			    "%u sends to qpn 0x%06x not flushed\n",
 			    READ_ONCE(tx->head) - READ_ONCE(tx->tail), tx->dqpn);
-	ib_destroy_qp(tx->qp);
-	tx->qp = NULL;
+	ipoib_cm_tx_destroy_qp(tx);
 }
 
 static void ipoib_cm_tx_free(struct ipoib_cm_tx *tx)
@@ -1078,6 +1131,23 @@ static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
  * ndo_start_xmit, unicast, under RCU and the tx queue lock: true if the
  * packet went (or waits) for a connection, false if it is UD's.
  */
+/*
+ * An RC peer we cannot reach over RC for a moment (a failed connection
+ * until its retry, our connected mode restarting): UD meanwhile, and what
+ * UD cannot carry is dropped, not answered with an ICMP, which would
+ * shrink the route's PMTU for minutes over a passing failure. True if
+ * @skb was consumed.
+ */
+static bool ipoib_cm_ud_meanwhile(struct ipoib_dev_priv *priv,
+				  struct sk_buff *skb)
+{
+	if (skb->len <= READ_ONCE(priv->mcast_mtu) + IPOIB_ENCAP_LEN ||
+	    skb_is_gso(skb))
+		return false;
+	ipoib_count_tx_drop(priv, skb);
+	return true;
+}
+
 bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 		   struct sk_buff *skb, const u8 *daddr)
 {
@@ -1086,8 +1156,18 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 	enum ipoib_cm_tx_state state;
 	unsigned long flags;
 
-	if (!cm || !(daddr[0] & IPOIB_HW_RC))
+	if (!(daddr[0] & IPOIB_HW_RC))
 		return false;
+	if (!cm) {
+		/*
+		 * Between the stop and the start of a restart our address
+		 * still offers RC (datagram mode, or a connected mode that
+		 * could not start, took the flag away).
+		 */
+		if (READ_ONCE(priv->dev->dev_addr[0]) & IPOIB_HW_RC)
+			return ipoib_cm_ud_meanwhile(priv, skb);
+		return false;
+	}
 	tx = rcu_dereference(neigh->cm_tx);
 	if (likely(tx)) {
 		/* pairs with ipoib_cm_tx_rep(): UP means tx->mtu and the QP are set */
@@ -1097,18 +1177,8 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 			return true;
 		}
 		if (state == IPOIB_CM_TX_FAILED &&
-		    time_before(jiffies, READ_ONCE(tx->retry_at))) {
-			/*
-			 * UD meanwhile; what UD cannot carry is dropped, not
-			 * answered with an ICMP: that would shrink the route's
-			 * PMTU for minutes over a passing failure.
-			 */
-			if (skb->len <= READ_ONCE(priv->mcast_mtu) +
-			    IPOIB_ENCAP_LEN || skb_is_gso(skb))
-				return false;
-			ipoib_count_tx_drop(priv, skb);
-			return true;
-		}
+		    time_before(jiffies, READ_ONCE(tx->retry_at)))
+			return ipoib_cm_ud_meanwhile(priv, skb);
 		if (state != IPOIB_CM_TX_FAILED) {
 			bool queued = false;
 
@@ -1153,11 +1223,14 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 
 	spin_lock_irqsave(&cm->lock, flags);
 	if (cm->stopping || cm->nr_tx >= IPOIB_CM_MAX_TX_CONN) {
+		bool stopping = cm->stopping;
+
 		spin_unlock_irqrestore(&cm->lock, flags);
 		__skb_unlink(skb, &tx->queue);
 		skb_pull(skb, IPOIB_PSEUDO_LEN);
 		kfree(tx);
-		return false;
+		/* too many connections is lasting: UD, and ICMP if too big */
+		return stopping && ipoib_cm_ud_meanwhile(priv, skb);
 	}
 	old = rcu_dereference_protected(neigh->cm_tx,
 					lockdep_is_held(&cm->lock));
@@ -1338,42 +1411,7 @@ repost:
 
 static void ipoib_cm_tx_wc(struct ipoib_cm *cm, struct ib_wc *wc)
 {
-	struct ipoib_dev_priv *priv = cm->priv;
-	struct ipoib_cm_tx *tx = wc->qp->qp_context;
-	unsigned int i = wc->wr_id & (IPOIB_CM_TX_RING - 1);
-	struct ipoib_tx_buf *buf = &tx->ring[i];
-
-	if (unlikely(!buf->skb)) {
-		ipoib_err_ratelimited(priv, IPOIB_RL_BOGUS_WC,
-				      "bogus RC send completion %llx\n",
-				      wc->wr_id);
-		return;
-	}
-	ipoib_tx_unmap(priv, buf, skb_shinfo(buf->skb)->nr_frags);
-	u64_stats_update_begin(&priv->cm_tx_stats.syncp);
-	if (likely(wc->status == IB_WC_SUCCESS)) {
-		u64_stats_inc(&priv->cm_tx_stats.packets);
-		u64_stats_add(&priv->cm_tx_stats.bytes, buf->skb->len);
-	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
-		u64_stats_inc(&priv->cm_tx_stats.errors);
-	}
-	u64_stats_update_end(&priv->cm_tx_stats.syncp);
-	dev_consume_skb_any(buf->skb);
-	buf->skb = NULL;
-
-	/* RC completes in order too */
-	smp_store_release(&tx->tail, tx->tail + 1);
-	atomic_dec(&cm->tx_outstanding);
-	if (xchg(&tx->full, 0))
-		atomic_dec(&cm->nr_full);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
-				       "send to qpn 0x%06x failed (status %d): reconnecting\n",
-				       tx->dqpn, wc->status);
-		ipoib_cm_tx_fail(tx, "send failed");
-	}
-	if (READ_ONCE(tx->state) == IPOIB_CM_TX_FAILED)
-		wake_up(&cm->wait);
+	ipoib_cm_tx_complete(wc->qp->qp_context, wc->wr_id, wc->status);
 }
 
 static void ipoib_cm_wc(struct ipoib_cm *cm, struct ib_wc *wc)
@@ -1593,6 +1631,9 @@ err_napi:
 err_free:
 	netdev_warn(priv->dev, "cannot start connected mode: %d\n", ret);
 	ipoib_cm_free(cm);
+	/* our address no longer offers RC */
+	if (priv->dev->dev_addr[0] & IPOIB_HW_RC)
+		ipoib_addr_changed(priv);
 	return ret;
 }
 
@@ -1680,7 +1721,7 @@ void ipoib_cm_stop(struct ipoib_dev_priv *priv)
 			if (tx->id)
 				ib_destroy_cm_id(tx->id);
 			if (tx->qp)
-				ib_destroy_qp(tx->qp);
+				ipoib_cm_tx_destroy_qp(tx);
 			ipoib_cm_tx_free(tx);
 		}
 	}

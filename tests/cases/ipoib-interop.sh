@@ -10,7 +10,10 @@
 # stock one in the other (then swapped), over softib's Ethernet transport
 # (SM/SA in VM0). ARP, ping, ping6, TCP data there and back (sha256) in
 # both directions, and a P_Key child (0x8001) both ways; rdma_cm (UD, SIDR)
-# connects each way on ib0 (IPv4, IPv6) and on the child.
+# connects each way on ib0 (IPv4, IPv6) and on the child. Then connected
+# mode: both connected (60000-byte pings with DF, ping6, TCP both ways),
+# mixed (VM1 datagram: ping, ping6, TCP), and VM1 switching to connected
+# and back while VM0 streams TCP to it (sha256 equal).
 # Under OpenSM, OpenSM runs in VM0 and manages both VMs' ports: its SMPs
 # cross the Ethernet transport, VM1's port gets its LID from it and VM1's
 # SA queries go to it.
@@ -151,11 +154,48 @@ fi
 check "barrier: mixed modes" vm_barrier cmmixed 120
 check_wait "mixed modes: ping the peer" 60 ping -c 1 -W 2 "10.88.0.$PEER"
 check "mixed modes: 1000-byte pings" ping -c 3 -i 0.3 -W 3 -s 1000 "10.88.0.$PEER"
+check_wait "mixed modes: ping6 the peer (1000 bytes)" 30 ping -6 -c 1 -W 3 -s 1000 "fd88::$PEER"
 check "barrier: mixed pings done" vm_barrier cmmixedping 120
 if [ "$VM_ID" = 0 ]; then
 	tcp_echo_check "mixed modes: TCP from connected VM0 to datagram VM1" - "10.88.0.$PEER" 5204 1024
 fi
 check "barrier: mixed done" vm_barrier cmmixeddone 180
+
+# --- mode switches while TCP runs: VM0 (connected) streams 32 MiB to VM1's
+# echo server; meanwhile VM1 goes to connected and back to datagram, each
+# time once more data has arrived; the stream ends with an equal sha256 ---
+ib_rx() { cat /sys/class/net/ib0/statistics/rx_bytes; }
+rx_grew() { [ "$(ib_rx)" -ge "$1" ]; }
+if [ "$VM_ID" = 1 ]; then
+	check "VM1: TCP echo server for the switches" tcp_echo_serve - 5206
+fi
+check "barrier: switch server up" vm_barrier swserve 120
+if [ "$VM_ID" = 0 ]; then
+	head -c $((32 * 1024 * 1024)) /dev/urandom >/tmp/sw.tx
+	rm -f /tmp/sw.rx /tmp/sw.done
+	(timeout 240 nc "10.88.0.$PEER" 5206 </tmp/sw.tx >/tmp/sw.rx 2>/dev/null
+	 echo $? >/tmp/sw.done) </dev/null >/dev/null 2>&1 &
+	check_wait "VM0: the stream is under way (bytes echoed)" 30 test -s /tmp/sw.rx
+fi
+check "barrier: streaming" vm_barrier swstream 120
+if [ "$VM_ID" = 1 ]; then
+	r=$(ib_rx)
+	check_wait "VM1: 256 KiB more of the stream arrived (datagram)" 60 rx_grew $((r + 262144))
+	check "VM1: to connected while the stream runs" ip link set ib0 type ipoib mode connected
+	r=$(ib_rx)
+	check_wait "VM1: 256 KiB more arrived (connected)" 60 rx_grew $((r + 262144))
+	check "VM1: back to datagram while the stream runs" ip link set ib0 type ipoib mode datagram
+	r=$(ib_rx)
+	check_wait "VM1: 256 KiB more arrived (datagram again)" 60 rx_grew $((r + 262144))
+fi
+check "barrier: switched" vm_barrier switched 180
+if [ "$VM_ID" = 0 ]; then
+	check_wait "VM0: the stream ended" 240 test -e /tmp/sw.done
+	check "mode switches under TCP: 32 MiB echoed, sha256 equal (nc exit $(cat /tmp/sw.done 2>/dev/null), $(wc -c </tmp/sw.rx) bytes back)" \
+		sh -c '[ "$(sha256sum </tmp/sw.tx)" = "$(sha256sum </tmp/sw.rx)" ]'
+	rm -f /tmp/sw.tx /tmp/sw.rx /tmp/sw.done
+fi
+check "barrier: switches done" vm_barrier swdone 180
 
 check "barrier: both done" vm_barrier done 180
 

@@ -15,7 +15,8 @@
 # listener on b's address (retry and RNR retry counts 7) and streams random
 # messages; the CRC-32 of everything sent equals the CRC-32 of everything
 # received, in order. Proven on a clean fabric (no retransmission), through
-# an SRQ (its limit event reaches the consumer), with
+# an SRQ (its limit event reaches the consumer), with the receiver's ACKs
+# held back 150 ms (they coalesce into one that completes every send), with
 # 5% loss, duplication and reordering (go-back-N: NAK-sequence errors,
 # retransmissions, duplicates re-acknowledged, all counted by softib), with
 # the receiver's queue starved (RNR NAK, then retry), and with every packet
@@ -109,6 +110,17 @@ bg_stream() {
 	wait_for 60 sib_counter_ge sib1 rc_rx $((rx0 + 20))
 }
 sender_done() { test -e "$_T_STATE/sender.done"; }
+
+# --- ACK coalescing: the receiver's device sends nothing for 150 ms while
+# a stream runs; the ACKs it queues meanwhile merge into one (each covers
+# all PSNs before it), which completes every send it covers ---
+c0=$(cnt sib1 rc_ack_coalesced)
+check "coalescing: a stream of 200 messages is flowing" bg_stream 7478 200 4096
+echo 150 >"$(sib sib1 send_stall_ms)"
+check_wait "coalescing: the stream ended" 120 sender_done
+stream_result "ACKs held back and coalesced" 7478 200 4096
+check "coalescing: sib1 merged the ACKs that waited ($c0 -> $(cnt sib1 rc_ack_coalesced))" \
+	test "$(cnt sib1 rc_ack_coalesced)" -ge $((c0 + 3))
 
 # --- RNR: the receiver's queue looks empty for 5 messages ---
 r0=$(cnt sib1 rc_rnr_nak)

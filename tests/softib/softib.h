@@ -111,6 +111,7 @@ enum softib_counter {
 	SOFTIB_CNT_RC_TX,		/* RC data packets sent (retransmissions too) */
 	SOFTIB_CNT_RC_RX,		/* RC data packets accepted in sequence */
 	SOFTIB_CNT_RC_ACK,		/* ACKs sent by a responder */
+	SOFTIB_CNT_RC_ACK_COALESCED,	/* ACKs merged into one still queued */
 	SOFTIB_CNT_RC_NAK,		/* NAK sequence errors sent */
 	SOFTIB_CNT_RC_RNR_NAK,		/* RNR NAKs sent (no receive WQE) */
 	SOFTIB_CNT_RC_DUP,		/* duplicate RC packets received (re-acknowledged) */
@@ -474,6 +475,7 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt);
  * false: dropped at once (device queue full or going away).
  */
 bool softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt);
+bool softib_ack_coalesce(struct softib_dev *sdev, const struct softib_pkt *ack);
 /* is this an RC packet (BTH opcode of the RC transport)? */
 static inline bool softib_opcode_is_rc(u8 opcode)
 {

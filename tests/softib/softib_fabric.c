@@ -65,6 +65,7 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_RC_TX] = "rc_tx",
 	[SOFTIB_CNT_RC_RX] = "rc_rx",
 	[SOFTIB_CNT_RC_ACK] = "rc_ack",
+	[SOFTIB_CNT_RC_ACK_COALESCED] = "rc_ack_coalesced",
 	[SOFTIB_CNT_RC_NAK] = "rc_nak",
 	[SOFTIB_CNT_RC_RNR_NAK] = "rc_rnr_nak",
 	[SOFTIB_CNT_RC_DUP] = "rc_dup",
@@ -514,6 +515,34 @@ bool softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt)
 		softib_pkt_free(pkt);
 	}
 	return queued;
+}
+
+/*
+ * ACK coalescing, as an HCA's responder does it: an ACK not yet sent
+ * stands for every later one of the same connection, since an ACK is
+ * cumulative (it covers its PSN and all before it). If the packet last
+ * queued on @sdev is a plain ACK from @ack's QP to the same peer, it
+ * takes @ack's PSN and MSN and @ack need not be sent. NAKs never merge.
+ */
+bool softib_ack_coalesce(struct softib_dev *sdev, const struct softib_pkt *ack)
+{
+	struct softib_pkt *last;
+	unsigned long flags;
+	bool merged = false;
+
+	spin_lock_irqsave(&sdev->txq_lock, flags);
+	last = list_empty(&sdev->txq) ? NULL :
+	       list_last_entry(&sdev->txq, struct softib_pkt, list);
+	if (last && last->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
+	    !(last->aeth >> 24) && !(ack->aeth >> 24) &&
+	    last->sqpn == ack->sqpn && last->dqpn == ack->dqpn &&
+	    last->dlid == ack->dlid) {
+		last->psn = ack->psn;
+		last->aeth = ack->aeth;
+		merged = true;
+	}
+	spin_unlock_irqrestore(&sdev->txq_lock, flags);
+	return merged;
 }
 
 void softib_fabric_dev_init(struct softib_dev *sdev)

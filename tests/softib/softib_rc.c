@@ -20,8 +20,9 @@
  * error until the expected PSN arrives. A message's first packet takes a
  * receive WQE (from the SRQ if the QP has one); with none posted the
  * responder answers RNR NAK and the requester retries. The receive
- * completes at the last packet (no GRH: RC receives carry none) and one ACK
- * answers the message.
+ * completes at the last packet (no GRH: RC receives carry none) and an ACK
+ * answers the message, merged into the previous one if that is still
+ * waiting in the device's queue (softib_ack_coalesce()).
  *
  * Everything of one QP happens under qp->lock; packets leave through the
  * device's queue like UD ones, so the fabric's faults (loss, duplication,
@@ -181,6 +182,11 @@ static void softib_rc_send_ack(struct softib_dev *sdev, struct softib_qp *qp, u8
 	if (!pkt)
 		return;		/* as a lost ACK: the requester times out */
 	pkt->aeth = (u32)syndrome << 24 | (qp->rc->msn & 0xffffff);
+	if (syndrome == SOFTIB_AETH_ACK && softib_ack_coalesce(sdev, pkt)) {
+		softib_count(sdev, SOFTIB_CNT_RC_ACK_COALESCED);
+		softib_pkt_free(pkt);
+		return;
+	}
 	if (syndrome == SOFTIB_AETH_NAK_SEQ)
 		softib_count(sdev, SOFTIB_CNT_RC_NAK);
 	else if (SOFTIB_AETH_TYPE(syndrome) == SOFTIB_AETH_RNR)
