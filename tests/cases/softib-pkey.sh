@@ -16,6 +16,14 @@ PING_W=1	# pings (lib.sh): wait 1 s for the reply
 cnt() { sib_counter "$1" drop_bad_pkey; }
 above() { [ "$(cnt "$1")" -gt "$2" ]; }
 rx_of() { in_host b cat /sys/class/net/ib1.8001/statistics/rx_packets; }
+# rx_settled: ib1.8001 received nothing over half a second (what was
+# delivered before the P_Key went is counted; a poll of wait_for)
+rx_settled() {
+	local r
+	r=$(rx_of)
+	sleep 0.5
+	[ "$(rx_of)" = "$r" ]
+}
 
 check "load the IB core" load_ib_core || exit 0
 check "load softib ndevs=2" load_softib ndevs=2 || exit 0
@@ -41,7 +49,7 @@ check_wait "partition 0x8001: ping b -> a" 10 pings b 10.11.0.1
 echo "1 0" >"$(sib sib1 pkeys)"
 check "sib1 pkeys lists no index 1" sh -c "! grep -q '^1 ' $(sib sib1 pkeys)"
 check_wait "ib1.8001 loses its carrier" 20 sh -c '! /usr/sbin/ip -n b link show ib1.8001 | grep -q LOWER_UP'
-sleep 1	# let the child finish going down before counting its frames
+check_wait "ib1.8001 has counted what arrived before" 10 rx_settled
 bad0=$(cnt sib1)
 rx0=$(rx_of)
 check_fail "no P_Key at sib1: ping a -> b fails" in_host a ping -c 3 -i 0.3 -W 1 10.11.0.2
@@ -57,7 +65,8 @@ check_wait "P_Key back: ping a -> b recovers" 30 pings a 10.11.0.2
 echo "1 0x0001" >"$(sib sib0 pkeys)"
 check_wait "a limited (0x0001), b full: ping a -> b" 20 pings a 10.11.0.2
 echo "1 0x0001" >"$(sib sib1 pkeys)"
-sleep 1
+check_wait "sysfs pkeys/1 of sib1 is 0x0001 (PKEY_CHANGE seen)" 10 \
+	grep -qx 0x0001 /sys/class/infiniband/sib1/ports/1/pkeys/1
 bad0=$(cnt sib1)
 bad1=$(cnt sib0)
 check_fail "two limited members: ping a -> b fails" in_host a ping -c 3 -i 0.3 -W 1 10.11.0.2
