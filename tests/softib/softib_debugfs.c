@@ -305,6 +305,31 @@ static int softib_send_stall_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(softib_send_stall_fops, softib_send_stall_get, softib_send_stall_set,
 			 "%llu\n");
 
+/*
+ * leak_test: write N (1..16): N objects of SOFTIB_LEAK_SIZE bytes are
+ * allocated and lost on purpose, so that a test proves kmemleak sees a leak
+ * (the size marks them in its report). Never written outside that test.
+ */
+#define SOFTIB_LEAK_SIZE	1234
+
+static int softib_leak_test_set(void *data, u64 val)
+{
+	void *p;
+
+	if (!val || val > 16)
+		return -EINVAL;
+	while (val--) {
+		p = kmalloc(SOFTIB_LEAK_SIZE, GFP_KERNEL);
+		if (!p)
+			return -ENOMEM;
+		/* no byte pattern that could read as a pointer */
+		memset(p, 0, SOFTIB_LEAK_SIZE);
+	}
+	pr_info("leak_test: objects of %d bytes lost on purpose\n", SOFTIB_LEAK_SIZE);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_leak_test_fops, NULL, softib_leak_test_set, "%llu\n");
+
 /* qp_fatal: write a QPN; that QP goes to ERR with IB_EVENT_QP_FATAL */
 static int softib_qp_fatal_set(void *data, u64 val)
 {
@@ -492,6 +517,7 @@ void softib_debugfs_init(void)
 	softib_debugfs_root = root;
 	debugfs_create_file("sm", 0600, root, NULL, &softib_sm_fops);
 	debugfs_create_file("sm_restart", 0200, root, NULL, &softib_sm_restart_fops);
+	debugfs_create_file_unsafe("leak_test", 0200, root, NULL, &softib_leak_test_fops);
 	debugfs_create_file_unsafe("gid_prefix", 0600, root, NULL, &softib_gid_prefix_fops);
 	debugfs_create_file_unsafe("loss_pct", 0600, root, &softib_loss_pct, &softib_pct_fops);
 	debugfs_create_file_unsafe("dup_pct", 0600, root, &softib_dup_pct, &softib_pct_fops);
