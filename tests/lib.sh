@@ -507,6 +507,34 @@ wait_carrier() {
 	wait_for "$3" _t_has_carrier "$1" "$2"
 }
 
+# --- softib's Ethernet transport in one VM (veths on a bridge) ---
+
+# eth_mac I / eth_lid I: host I's lower MAC, and the LID softib derives from it
+eth_mac() { echo "02:00:00:00:00:1$1"; }
+eth_lid() { echo $((0x10 + $1)); }
+
+# eth_lower_add DEV PEER BRIDGE I: veth DEV (host I's lower netdev: MAC
+# eth_mac I, MTU 4200 for a 4096-byte IB MTU) <-> PEER, a port of BRIDGE
+eth_lower_add() {
+	/usr/sbin/ip link add "$1" type veth peer name "$2" || return 1
+	/usr/sbin/ip link set "$1" address "$(eth_mac "$4")" mtu 4200 || return 1
+	/usr/sbin/ip link set "$2" mtu 4200 master "$3" up || return 1
+	/usr/sbin/ip link set "$1" up
+}
+
+# ib_of_lid LID: the ib netdev (in this netns) of the softib port with LID
+# (its hardware address ends with the port GUID, whose low 16 bits are the LID)
+ib_of_lid() {
+	local suffix f
+	suffix=$(printf ':%02x:%02x' $(($1 >> 8)) $(($1 & 255)))
+	for f in /sys/class/net/ib*; do
+		case $(cat "$f/address" 2>/dev/null) in
+		*"$suffix") basename "$f"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
 # --- softib debugfs ---
 
 # sib NAME FILE: path of softib debugfs file FILE of device NAME

@@ -28,33 +28,10 @@
 
 SM_LID=17	# 0x11: the LID of sibeth1 (MAC 02:00:00:00:00:11)
 
-lower_mac() { echo "02:00:00:00:00:1$1"; }
-dev_lid() { echo $((0x10 + $1)); }
-
-setup_lower() {
-	ip link add "sibr$1" type veth peer name "brr$1" || return 1
-	ip link set "sibr$1" address "$(lower_mac "$1")" mtu 4200 || return 1
-	ip link set "brr$1" mtu 4200 master brcm up || return 1
-	ip link set "sibr$1" up
-}
-
-# ib_of_lid LID: the ib netdev (in init_net) of the softib port with LID
-ib_of_lid() {
-	local suffix f
-	suffix=$(printf ':%02x:%02x' $(($1 >> 8)) $(($1 & 255)))
-	for f in /sys/class/net/ib*; do
-		[ -e "$f/address" ] || continue
-		case $(cat "$f/address") in
-		*"$suffix") basename "$f"; return 0 ;;
-		esac
-	done
-	return 1
-}
-
 # host I: host I's interface in netns hI, addressed, connected mode, MTU 65520
 host() {
 	local ibif
-	ibif=$(ib_of_lid "$(dev_lid "$1")") || return 1
+	ibif=$(ib_of_lid "$(eth_lid "$1")") || return 1
 	eval "IB$1=$ibif"
 	make_host "h$1" "$ibif" "10.78.0.$1/24" "fd78::$1/64" || return 1
 	in_host "h$1" ip link set "$ibif" type ipoib mode connected || return 1
@@ -71,7 +48,7 @@ check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
 check "load veth and bridge" modprobe -a veth bridge
 check "bridge brcm" sh -c '/usr/sbin/ip link add brcm type bridge forward_delay 0 && /usr/sbin/ip link set brcm up'
 for i in 1 2; do
-	check "veth sibr$i on brcm" setup_lower $i
+	check "veth sibr$i on brcm" eth_lower_add "sibr$i" "brr$i" brcm $i
 	check "rdma link add sibeth$i" rdma link add "sibeth$i" type softib netdev "sibr$i"
 	check_wait "host$i: interface in h$i, connected mode, MTU 65520" 20 host $i
 done

@@ -14,23 +14,6 @@
 NHOSTS=3
 SM_LID=17	# the LID of sibeth1 (MAC 02:00:00:00:00:11)
 
-lower_mac() { echo "02:00:00:00:00:1$1"; }
-setup_lower() {
-	/usr/sbin/ip link add "sibe$1" type veth peer name "brp$1" || return 1
-	/usr/sbin/ip link set "sibe$1" address "$(lower_mac "$1")" mtu 4200 || return 1
-	/usr/sbin/ip link set "brp$1" mtu 4200 master br0 up || return 1
-	/usr/sbin/ip link set "sibe$1" up
-}
-ib_of_lid() {	# the ib netdev whose hardware address ends with LID
-	local suffix f
-	suffix=$(printf ':%02x:%02x' $(($1 >> 8)) $(($1 & 255)))
-	for f in /sys/class/net/ib*; do
-		case $(cat "$f/address" 2>/dev/null) in
-		*"$suffix") basename "$f"; return 0 ;;
-		esac
-	done
-	return 1
-}
 no_carrier() { ! _t_has_carrier "$1" "$2"; }
 
 check "load the IB core" load_ib_core
@@ -40,7 +23,7 @@ check "load veth and bridge" modprobe -a veth bridge
 check "bridge br0" sh -c '/usr/sbin/ip link add br0 type bridge forward_delay 0 && /usr/sbin/ip link set br0 up'
 i=1
 while [ $i -le $NHOSTS ]; do
-	check "veth sibe$i on br0" setup_lower $i
+	check "veth sibe$i on br0" eth_lower_add "sibe$i" "brp$i" br0 $i
 	check "rdma link add sibeth$i" rdma link add "sibeth$i" type softib netdev "sibe$i"
 	i=$((i + 1))
 done

@@ -16,32 +16,6 @@
 NHOSTS=3
 SM_LID=17	# 0x11: the LID of sibeth1 (MAC 02:00:00:00:00:11)
 
-# lower_mac I / dev_lid I: each host's lower MAC and the LID softib derives from it
-lower_mac() { echo "02:00:00:00:00:1$1"; }
-dev_lid() { echo $((0x10 + $1)); }
-
-# setup_lower I: veth sibeI (bound to softib) <-> brpI (port of br0)
-setup_lower() {
-	ip link add "sibe$1" type veth peer name "brp$1" || return 1
-	ip link set "sibe$1" address "$(lower_mac "$1")" mtu 4200 || return 1
-	ip link set "brp$1" mtu 4200 master br0 up || return 1
-	ip link set "sibe$1" up
-}
-
-# ib_of_lid LID: the ib netdev (in init_net) of the softib port with LID
-# (its hardware address ends with the port GUID, whose low 16 bits are the LID)
-ib_of_lid() {
-	local suffix f
-	suffix=$(printf ':%02x:%02x' $(($1 >> 8)) $(($1 & 255)))
-	for f in /sys/class/net/ib*; do
-		[ -e "$f/address" ] || continue
-		case $(cat "$f/address") in
-		*"$suffix") basename "$f"; return 0 ;;
-		esac
-	done
-	return 1
-}
-
 port_state_is() {	# port_state_is IBDEV WORD
 	grep -q "$2" "/sys/class/infiniband/$1/ports/1/state"
 }
@@ -60,7 +34,7 @@ check "bridge br0" sh -c '/usr/sbin/ip link add br0 type bridge forward_delay 0 
 
 i=1
 while [ $i -le $NHOSTS ]; do
-	check "veth sibe$i on br0" setup_lower $i
+	check "veth sibe$i on br0" eth_lower_add "sibe$i" "brp$i" br0 $i
 	check "rdma link add sibeth$i type softib netdev sibe$i" \
 		rdma link add "sibeth$i" type softib netdev "sibe$i"
 	i=$((i + 1))
@@ -73,10 +47,10 @@ check "the lower MTU 4200 gives IB MTU 4096" grep -q "ib_mtu 4096" "$(sib sibeth
 
 i=1
 while [ $i -le $NHOSTS ]; do
-	ibif=$(ib_of_lid "$(dev_lid $i)")
+	ibif=$(ib_of_lid "$(eth_lid $i)")
 	eval "IB$i=$ibif"
 	if [ -z "$ibif" ]; then
-		fail "host$i has an ib interface" "no ib netdev with LID $(dev_lid $i)"
+		fail "host$i has an ib interface" "no ib netdev with LID $(eth_lid $i)"
 	else
 		check "host$i: $ibif in netns h$i" make_host "h$i" "$ibif" "10.77.0.$i/24" "fd77::$i/64"
 		check_wait "host$i: $ibif carrier up" 90 _t_has_carrier "h$i" "$ibif"
@@ -91,7 +65,7 @@ done
 check_wait "host1 pings6 host3" 60 in_host h1 ping -6 -c 1 -W 2 fd77::3
 check "2044-byte datagrams with DF pass" in_host h1 ping -c 2 -W 3 -M "do" -s 2016 10.77.0.2
 check "unicast went to a learned MAC" eth_stat_positive sibeth1 tx_unicast
-check "sibeth1 learned sibeth2's MAC" sh -c "grep -q 'l2 0x0012 $(lower_mac 2)' $(sib sibeth1 eth)"
+check "sibeth1 learned sibeth2's MAC" sh -c "grep -q 'l2 0x0012 $(eth_mac 2)' $(sib sibeth1 eth)"
 check "no frame was refused by the parser" sh -c \
 	"[ \$(cat $(sib sibeth1 eth) $(sib sibeth2 eth) $(sib sibeth3 eth) | awk '\$1 == \"rx_bad\" { s += \$2 } END { print s }') = 0 ]"
 
