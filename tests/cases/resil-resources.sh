@@ -25,7 +25,8 @@
 # On the debug kernel it first proves that kmemleak, which every case's
 # "kernel clean" relies on there, reports a leak: softib loses two objects
 # on purpose (leak_test); kmemleak must list them, and nothing else, before
-# its report is cleared.
+# its report is cleared (its "new suspected memory leaks" log line is not a
+# kernel report for the suite: the report file is, see lib.sh).
 . /tests/lib.sh
 
 PING_W=1	# pings (lib.sh): wait 1 s for the reply
@@ -47,16 +48,16 @@ check "load softib ndevs=3" load_softib ndevs=3 || exit 0
 
 # --- the debug kernel's kmemleak sees a leak ---
 KML=/sys/kernel/debug/kmemleak
-# leak_seen: a scan lists the two 1234-byte objects of leak_test
+# leak_seen: a scan lists the two objects of leak_test (by their backtrace)
 leak_seen() {
 	echo scan >$KML || return 1
-	[ "$(grep -c '^unreferenced object .* (size 1234)' $KML)" -ge 2 ]
+	[ "$(grep -c 'softib_leak_test_set' $KML)" -ge 2 ]
 }
 if [ -e $KML ]; then
 	check "leak_test: softib loses two objects on purpose" sh -c "echo 2 >$SIB_DEBUGFS/leak_test"
 	check_wait "kmemleak reports them" 90 leak_seen
 	check "kmemleak reports nothing else ($(grep -c '^unreferenced object' $KML) objects)" \
-		test "$(grep -c '^unreferenced object' $KML)" = "$(grep -c '^unreferenced object .* (size 1234)' $KML)"
+		test "$(grep -c '^unreferenced object' $KML)" = "$(grep -c 'softib_leak_test_set' $KML)"
 	grep -A12 '^unreferenced object' $KML | head -n 16
 	check "kmemleak: the self-test's report cleared" sh -c "echo clear >$KML"
 fi
