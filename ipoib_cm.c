@@ -853,7 +853,10 @@ static void ipoib_cm_tx_complete(struct ipoib_cm_tx *tx, u64 wr_id,
 		return;
 	}
 	ipoib_tx_unmap(priv, buf, skb_shinfo(buf->skb)->nr_frags);
-	/* a flush is neither sent nor an error: NAPI's counters only */
+	/*
+	 * A flush counts as neither sent nor failed; and the stats have one
+	 * writer, NAPI, which the by-hand flush (cm->work) is not.
+	 */
 	if (status != IB_WC_WR_FLUSH_ERR) {
 		u64_stats_update_begin(&priv->cm_tx_stats.syncp);
 		if (likely(status == IB_WC_SUCCESS)) {
@@ -1128,10 +1131,6 @@ static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 }
 
 /*
- * ndo_start_xmit, unicast, under RCU and the tx queue lock: true if the
- * packet went (or waits) for a connection, false if it is UD's.
- */
-/*
  * An RC peer we cannot reach over RC for a moment (a failed connection
  * until its retry, our connected mode restarting): UD meanwhile, and what
  * UD cannot carry is dropped, not answered with an ICMP, which would
@@ -1148,6 +1147,10 @@ static bool ipoib_cm_ud_meanwhile(struct ipoib_dev_priv *priv,
 	return true;
 }
 
+/*
+ * ndo_start_xmit, unicast, under RCU and the tx queue lock: true if the
+ * packet went (or waits) for a connection, false if it is UD's.
+ */
 bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 		   struct sk_buff *skb, const u8 *daddr)
 {

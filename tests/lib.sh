@@ -570,6 +570,9 @@ dmesg_since_mark() {
 	dmesg | sed -n "/$_T_MARK/,\$p" | sed 1d
 }
 
+# logged PATTERN: the kernel log since the last dmesg_mark has PATTERN
+logged() { dmesg_since_mark | grep -q "$1"; }
+
 # --- two-VM cases ---
 
 _T_BARRIER_PORT=7777

@@ -147,7 +147,6 @@ check "softib completed six LSO WRs in error (tx_lso_err +$(($(cnt sib0 tx_lso_e
 	test "$(cnt sib0 tx_lso_err)" = "$((err0 + 6))"
 check "each stopped the UD send queue (SQE; sq_error +$(($(cnt sib0 sq_error) - sqe0)))" \
 	test "$(cnt sib0 sq_error)" = "$((sqe0 + 6))"
-logged() { dmesg_since_mark | grep -q "$1"; }
 if [ "$IPOIB_DRIVER" = ours ]; then
 	check "ib0 counted the six failed sends (tx_errors $txe0 -> $(tx_errors a ib0))" \
 		test "$(tx_errors a ib0)" = "$((txe0 + 6))"

@@ -33,7 +33,6 @@ PING_W=1	# pings (lib.sh): wait 1 s for the reply
 st() { in_host "$1" cat "/sys/class/net/$2/statistics/$3"; }
 estat() { in_host "$1" ethtool -S "$2" | awk -v k="$3:" '$1 == k { print $2 }'; }
 lines() { dmesg_since_mark | grep -c "$1"; }
-logged() { [ "$(lines "$1")" -ge 1 ]; }
 
 setup() {
 	check "load $IPOIB_DRIVER ib_ipoib" load_ipoib || return 1

@@ -475,7 +475,7 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt);
  * false: dropped at once (device queue full or going away).
  */
 bool softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt);
-bool softib_ack_coalesce(struct softib_dev *sdev, const struct softib_pkt *ack);
+bool softib_ack_coalesce(struct softib_dev *sdev, u32 sqpn, u32 dqpn, u16 dlid, u32 psn, u32 aeth);
 /* is this an RC packet (BTH opcode of the RC transport)? */
 static inline bool softib_opcode_is_rc(u8 opcode)
 {

@@ -308,7 +308,8 @@ DEFINE_DEBUGFS_ATTRIBUTE(softib_send_stall_fops, softib_send_stall_get, softib_s
 /*
  * leak_test: write N (1..16): N objects of SOFTIB_LEAK_SIZE bytes are
  * allocated and lost on purpose, so that a test proves kmemleak sees a leak
- * (the size marks them in its report). Never written outside that test.
+ * (its report names softib_leak_test_set in their backtrace). Never written
+ * outside that test.
  */
 #define SOFTIB_LEAK_SIZE	1234
 

@@ -521,10 +521,11 @@ bool softib_send_from(struct softib_dev *sdev, struct softib_pkt *pkt)
  * ACK coalescing, as an HCA's responder does it: an ACK not yet sent
  * stands for every later one of the same connection, since an ACK is
  * cumulative (it covers its PSN and all before it). If the packet last
- * queued on @sdev is a plain ACK from @ack's QP to the same peer, it
- * takes @ack's PSN and MSN and @ack need not be sent. NAKs never merge.
+ * queued on @sdev is a plain ACK from QP @sqpn to @dqpn at @dlid, it takes
+ * the new @psn and @aeth (syndrome ACK, MSN) and no new ACK need be made.
+ * NAKs never merge.
  */
-bool softib_ack_coalesce(struct softib_dev *sdev, const struct softib_pkt *ack)
+bool softib_ack_coalesce(struct softib_dev *sdev, u32 sqpn, u32 dqpn, u16 dlid, u32 psn, u32 aeth)
 {
 	struct softib_pkt *last;
 	unsigned long flags;
@@ -534,11 +535,10 @@ bool softib_ack_coalesce(struct softib_dev *sdev, const struct softib_pkt *ack)
 	last = list_empty(&sdev->txq) ? NULL :
 	       list_last_entry(&sdev->txq, struct softib_pkt, list);
 	if (last && last->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
-	    !(last->aeth >> 24) && !(ack->aeth >> 24) &&
-	    last->sqpn == ack->sqpn && last->dqpn == ack->dqpn &&
-	    last->dlid == ack->dlid) {
-		last->psn = ack->psn;
-		last->aeth = ack->aeth;
+	    !(last->aeth >> 24) && last->sqpn == sqpn && last->dqpn == dqpn &&
+	    last->dlid == dlid) {
+		last->psn = psn;
+		last->aeth = aeth;
 		merged = true;
 	}
 	spin_unlock_irqrestore(&sdev->txq_lock, flags);

@@ -176,17 +176,20 @@ static struct softib_pkt *softib_rc_pkt(struct softib_dev *sdev, struct softib_q
 static void softib_rc_send_ack(struct softib_dev *sdev, struct softib_qp *qp, u8 syndrome,
 			       u32 psn)
 {
+	struct softib_rc *rc = qp->rc;
+	u32 aeth = (u32)syndrome << 24 | (rc->msn & 0xffffff);
 	struct softib_pkt *pkt;
 
+	if (syndrome == SOFTIB_AETH_ACK &&
+	    softib_ack_coalesce(sdev, qp->ibqp.qp_num, rc->dest_qpn,
+				rdma_ah_get_dlid(&rc->ah), psn & SOFTIB_PSN_MASK, aeth)) {
+		softib_count(sdev, SOFTIB_CNT_RC_ACK_COALESCED);
+		return;
+	}
 	pkt = softib_rc_pkt(sdev, qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, 0);
 	if (!pkt)
 		return;		/* as a lost ACK: the requester times out */
-	pkt->aeth = (u32)syndrome << 24 | (qp->rc->msn & 0xffffff);
-	if (syndrome == SOFTIB_AETH_ACK && softib_ack_coalesce(sdev, pkt)) {
-		softib_count(sdev, SOFTIB_CNT_RC_ACK_COALESCED);
-		softib_pkt_free(pkt);
-		return;
-	}
+	pkt->aeth = aeth;
 	if (syndrome == SOFTIB_AETH_NAK_SEQ)
 		softib_count(sdev, SOFTIB_CNT_RC_NAK);
 	else if (SOFTIB_AETH_TYPE(syndrome) == SOFTIB_AETH_RNR)
