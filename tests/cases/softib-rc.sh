@@ -292,7 +292,23 @@ check_wait "the stream ended" 240 test -e /tmp/cm.done
 check "mode switches under TCP: 8 MiB echoed, sha256 equal (nc exit $(cat /tmp/cm.done), $(wc -c </tmp/cm.rx) bytes back)" sh -c \
 	'[ "$(sha256sum </tmp/cm.tx)" = "$(sha256sum </tmp/cm.rx)" ]'
 rm -f /tmp/cm.tx /tmp/cm.rx /tmp/cm.done
-
+# Stock finding (Documentation/testing.rst, timing-dependent): a segment
+# built for connected mode that reaches a neighbour still without a
+# connection goes by UD, is too big for it and gets a's own TCP an ICMP
+# "fragmentation needed" with 2044, which holds b's PMTU for 10 minutes.
+# For stock the case records it and makes IPv4 forget the learnt PMTU
+# (ip route flush cache bumps the exceptions' generation), as its
+# administrator would have to; for ours it is a failure.
+if [ "$IPOIB_DRIVER" = stock ] && in_host a ip route get 10.11.0.2 | grep -q "mtu "; then
+	skip "after the mode switches: no PMTU below 65520 was learnt for b" \
+		"stock finding: $(in_host a ip route get 10.11.0.2 | grep -o 'mtu [0-9]*') learnt after a UD send of a segment too big for it"
+	in_host a ip route flush cache
+	check_wait "stock: ip route flush cache forgot the learnt PMTU" 10 sh -c \
+		'! /usr/sbin/ip -n a route get 10.11.0.2 | grep -q "mtu "'
+else
+	check "after the mode switches: no PMTU below 65520 was learnt for b" sh -c \
+		'! /usr/sbin/ip -n a route get 10.11.0.2 | grep -q "mtu "'
+fi
 check_wait "connections up before the device goes" 30 big_ping a 10.11.0.2
 check "device removal with connections up (rmmod softib, ib_ipoib stays)" rmmod softib
 check "ib0 and ib1 went with it" sh -c '! /usr/sbin/ip -n a link show ib0 2>/dev/null && ! /usr/sbin/ip -n b link show ib1 2>/dev/null'
