@@ -102,10 +102,14 @@ home() {
 		nsx "$cur" ip link set "$ifn" netns "$h" || return 1
 	fi
 	ip -n "$h" link set lo up
-	# A "mode connected" the stock driver accepted: softib has no RC QPs
-	# yet (issue 17), so it cannot send unicast until it is put back.
-	in_host "$h" sh -c "echo datagram >/sys/class/net/$ifn/mode" 2>/dev/null
+	# A "mode connected" an operation left: every round starts from
+	# datagram mode and the UD MTU. Only then is mode written: a write
+	# takes rtnl by trylock and retries the syscall while the floods hold
+	# it (both drivers), which cost a minute a host on the debug kernel.
+	in_host "$h" sh -c "grep -q datagram /sys/class/net/$ifn/mode ||
+		echo datagram >/sys/class/net/$ifn/mode" 2>/dev/null
 	ip -n "$h" link set "$ifn" mtu 2044 2>/dev/null
+	echo "recover: [$(now)] $h: datagram, MTU 2044"
 	ip -n "$h" addr replace "192.0.2.$n/24" dev "$ifn" || return 1
 	ip -n "$h" -6 addr replace "2001:db8::$n/64" dev "$ifn" nodad || return 1
 	ip -n "$h" link set "$ifn" up || return 1
@@ -152,12 +156,14 @@ recover() {
 			echo 1 >"$(sib "$d" rereg)"
 		done
 	fi
+	echo "recover: [$(now)] modules, ports, P_Keys and SM state put back"
 	for h in $HOSTS; do
 		wait_for 30 where "$(if_of "$h")" >/dev/null || {
 			echo "recover: $(if_of "$h") does not exist"
 			return 1
 		}
 		home "$h" || { echo "recover: home $h failed"; return 1; }
+		echo "recover: [$(now)] $h home"
 	done
 }
 
@@ -392,6 +398,15 @@ kernel_reports() {
 	dmesg | grep -E "$KERNEL_BAD_RE" | head -n 5
 }
 
+# hang_report WHAT: say what hangs, with the blocked tasks and the locks
+# they hold (sysrq w and d; the debug kernel has no hung-task detector)
+hang_report() {
+	echo "race-stress: $1 (seed $STRESS_SEED); blocked tasks and held locks:"
+	echo w >/proc/sysrq-trigger 2>/dev/null
+	echo d >/proc/sysrq-trigger 2>/dev/null
+	dmesg | tail -n 200
+}
+
 # run_batch LINES: start each operation in the background, wait for all;
 # 1 if one did not return within OP_S (a hang)
 run_batch() {
@@ -409,9 +424,7 @@ EOF
 	while [ $p -le $n ]; do
 		# (a finished subshell stays a zombie until wait: look for its rc)
 		if ! wait_for "$OP_S" test -e "$W/op.$p.rc"; then
-			echo "race-stress: an operation hangs (seed $STRESS_SEED); blocked tasks:"
-			echo w >/proc/sysrq-trigger 2>/dev/null
-			dmesg | tail -n 80
+			hang_report "an operation hangs"
 			return 1
 		fi
 		p=$((p + 1))
@@ -476,7 +489,19 @@ while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
 	r=$(kernel_reports)
 	[ -n "$r" ] && { bad="round $round: kernel report: $r"; break; }
 	tr0=$(_t_now_ds)
-	recover || { bad="round $round: recovery: the interfaces did not come back"; break; }
+	# the recovery's own steps may hang as well (a module load, an ip
+	# command waiting for a lock): the same bound and report as operations
+	rm -f "$W/recover.rc"
+	(recover >"$W/recover.out" 2>&1; echo $? >"$W/recover.rc") &
+	if ! wait_for "$OP_S" test -e "$W/recover.rc"; then
+		cat "$W/recover.out"
+		hang_report "the recovery hangs"
+		bad="round $round: the recovery did not return within $OP_S s"
+		break
+	fi
+	cat "$W/recover.out"
+	[ "$(cat "$W/recover.rc")" = 0 ] ||
+		{ bad="round $round: recovery: the interfaces did not come back"; break; }
 	tr1=$(($(_t_now_ds) - tr0))
 	tp=
 	for pair in "a 192.0.2.2" "b 192.0.2.1" "a 2001:db8::2" "b 2001:db8::1" "c 192.0.2.1" "a 192.0.2.3"; do
