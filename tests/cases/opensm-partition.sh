@@ -66,13 +66,12 @@ in_table() {	# in_table DEV PKEY15: an entry of DEV's table has these low 15 bit
 }
 not_in_table() { ! in_table "$@"; }
 no_carrier() { ! _t_has_carrier "$@"; }
-pkey_of() {	# pkey_of NS IFNAME: the interface's P_Key as sysfs shows it
-	/usr/sbin/ip netns exec "$1" cat "/sys/class/net/$2/pkey"
+pkey_is() {	# pkey_is NS IFNAME PKEY: the interface's sysfs pkey reads PKEY
+	[ "$(/usr/sbin/ip netns exec "$1" cat "/sys/class/net/$2/pkey")" = "$3" ]
 }
-pkey_is() { [ "$(pkey_of "$1" "$2")" = "$3" ]; }
-index0_is() {	# index0_is PKEY: index 0 of sib0's and sib1's tables holds PKEY
-	[ "$(cat /sys/class/infiniband/sib0/ports/1/pkeys/0)" = "$1" ] &&
-		[ "$(cat /sys/class/infiniband/sib1/ports/1/pkeys/0)" = "$1" ]
+at_index0() { [ "$(cat "/sys/class/infiniband/$1/ports/1/pkeys/0")" = "$2" ]; }
+in_both() {	# in_both TEST ARG: TEST sib0 ARG and TEST sib1 ARG
+	"$1" sib0 "$2" && "$1" sib1 "$2"
 }
 child_up() {	# child_up NS PARENT PKEY ADDR
 	/usr/sbin/ip -n "$1" link add link "$2" name "$2.${3#0x}" type ipoib pkey "$3" &&
@@ -95,8 +94,7 @@ check "control: ping over 0x8001 a -> b meanwhile" in_host a ping -c 1 -W 2 10.8
 check "no carrier on ib0.8002 without its P_Key" no_carrier a ib0.8002
 check "no carrier on ib1.8002 without its P_Key" no_carrier b ib1.8002
 reparts "$P2ALL"
-check_wait "partition 0x8002 added, SIGHUP: its P_Key reaches sib0 and sib1" 30 \
-	sh -c "grep -qx 0x8002 /sys/class/infiniband/sib0/ports/1/pkeys/* && grep -qx 0x8002 /sys/class/infiniband/sib1/ports/1/pkeys/*"
+check_wait "partition 0x8002 added, SIGHUP: its P_Key reaches sib0 and sib1" 30 in_both has_pkey 0x8002
 check_wait "carrier on ib0.8002 (P_Key came, group joined)" 60 _t_has_carrier a ib0.8002
 check_wait "carrier on ib1.8002" 60 _t_has_carrier b ib1.8002
 check_wait "ping over 0x8002 a -> b" 60 in_host a ping -c 1 -W 2 10.82.0.2
@@ -107,7 +105,7 @@ hw_b=$(/usr/sbin/ip -n b -o link show ib1.8002 | sed -n 's/.*link\/infiniband \(
 # partition both still share (the positive control) keeps working
 reparts "P2=0x0002, ipoib, mtu=4 : $g0=full ;"
 check_wait "sib1 out of partition 0x0002: its P_Key left sib1's table" 30 not_in_table sib1 0x0002
-check "sib0 keeps P_Key 0x8002" grep -qx 0x8002 /sys/class/infiniband/sib0/ports/1/pkeys/*
+check "sib0 keeps P_Key 0x8002" has_pkey sib0 0x8002
 check_wait "no carrier on ib1.8002 (its P_Key left the table)" 30 no_carrier b ib1.8002
 check "control: ping over 0x8001 a -> b" in_host a ping -c 1 -W 2 10.81.0.2
 check "control: ib0.8002 keeps its carrier" _t_has_carrier a ib0.8002
@@ -124,7 +122,7 @@ check_wait "ping over 0x8002 a -> b again" 60 in_host a ping -c 1 -W 2 10.82.0.2
 # move to partition 0x8003, join its broadcast group and carry traffic;
 # then the default P_Key goes back to index 0, and they follow again
 reparts "$P2ALL" "P3=0x0003, indx0, ipoib, mtu=4 : ALL=full ;"
-check_wait "indx0: P_Key 0x8003 at index 0 of sib0 and sib1" 30 index0_is 0x8003
+check_wait "indx0: P_Key 0x8003 at index 0 of sib0 and sib1" 30 in_both at_index0 0x8003
 check_wait "ib0's P_Key follows index 0 (sysfs pkey 0x8003)" 30 pkey_is a ib0 0x8003
 check_wait "ib1's P_Key follows index 0" 30 pkey_is b ib1 0x8003
 in_host a ip neigh flush dev ib0
@@ -135,7 +133,7 @@ check "control: ping over 0x8001 a -> b" in_host a ping -c 1 -W 2 10.81.0.2
 PART="Default=0x7fff, indx0, ipoib, mtu=4, defmember=full : ALL=full ;
 P1=0x0001, ipoib, mtu=4, rate=7 : ALL=full ;"
 reparts "$P2ALL"
-check_wait "the default P_Key back at index 0 of sib0 and sib1" 30 index0_is 0xffff
+check_wait "the default P_Key back at index 0 of sib0 and sib1" 30 in_both at_index0 0xffff
 check_wait "ib0 back on P_Key 0xffff" 30 pkey_is a ib0 0xffff
 check_wait "ib1 back on P_Key 0xffff" 30 pkey_is b ib1 0xffff
 in_host a ip neigh flush dev ib0

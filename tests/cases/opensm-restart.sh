@@ -18,6 +18,9 @@ joined() {	# both hosts rejoined: their solicited-node groups are back in the SA
 	grep -q 'ff12:601b:ffff::1:ff00:1$' /tmp/mcm && grep -q 'ff12:601b:ffff::1:ff00:2$' /tmp/mcm
 }
 
+lid_is() { [ "$(port_lid "$1")" = "$2" ]; }
+sm_lid_is() { [ "$(port_sm_lid sib0)" = "$1" ] && [ "$(port_sm_lid sib1)" = "$1" ]; }
+
 fresh_ping() {	# fresh_ping: flush the neighbours (new path query), ping both ways
 	in_host a ip neigh flush dev ib0 >/dev/null 2>&1
 	in_host b ip neigh flush dev ib1 >/dev/null 2>&1
@@ -83,8 +86,7 @@ check "kill the master OpenSM (SIGKILL)" opensm_stop KILL
 echo "$standby" >"$OPENSM_PID"
 check_wait "failover: the OpenSM on sib1 is master" 60 sh -c \
 	"sminfo -C sib0 $l1 2>/dev/null | grep -q SMINFO_MASTER"
-check_wait "failover: both ports follow the new SM LID $l1" 30 sh -c \
-	"[ \$(printf '%d' \$(cat /sys/class/infiniband/sib0/ports/1/sm_lid)) = $l1 ] && [ \$(printf '%d' \$(cat /sys/class/infiniband/sib1/ports/1/sm_lid)) = $l1 ]"
+check_wait "failover: both ports follow the new SM LID $l1" 30 sm_lid_is "$l1"
 check_wait "failover: IPoIB rejoined in the new master's SA" 90 joined
 check_wait "failover: fresh neighbour resolution and ping both ways" 90 fresh_ping
 echo "recovery after the SM failover: traffic $(fmt "$(_t_now_ds)") s"
@@ -104,7 +106,7 @@ check "guid2lid has sib1 ($g1)" grep -q "^$g1 " "$G2L"
 sed -i "s/^\($g1\) .*/\1 0x0009 0x0009/" "$G2L"
 check "guid2lid now gives sib1 LID 9" grep -q "^$g1 0x0009 0x0009" "$G2L"
 opensm_start "$(port_guid sib0)"
-check_wait "OpenSM set LID 9 in sib1's PortInfo" 60 sh -c '[ "$(printf %d "$(cat /sys/class/infiniband/sib1/ports/1/lid)")" = 9 ]'
+check_wait "OpenSM set LID 9 in sib1's PortInfo" 60 lid_is sib1 9
 check "sib0 keeps LID $l0" test "$(port_lid sib0)" = "$l0"
 check_wait "after the LID change: IPoIB rejoined" 90 joined
 check_wait "after the LID change: ping a -> b on the neighbour cached before it" 60 pings a 10.9.0.2
