@@ -238,19 +238,26 @@ check_wait "after the idle close: 60000-byte ping a -> b over a new connection" 
 check "ethtool -S: RC packets counted on ib0 ($(in_host a ethtool -S ib0 | grep rc_tx_packets))" \
 	sh -c '/usr/sbin/ip netns exec a ethtool -S ib0 | grep -qE "rc_tx_packets: [1-9]"'
 
-# --- the connections' CQ overflows while a TCP stream keeps sends in
-# flight: a CQ in error completes nothing, not even as flushed, so the
-# restart that follows must free the sends the HCA never gave back itself
-# (before, their skbs leaked; kmemleak on the debug tier did not report
-# that leak, so the log line below only proves the path is taken) ---
+# --- the connections' CQ overflows while sends are in flight: a CQ in
+# error completes nothing, not even as flushed, so the restart that
+# follows must free the sends the HCA never gave back itself (before,
+# their skbs leaked; kmemleak on the debug tier did not report that leak,
+# so the log line below only proves the path is taken). sib0's sends are
+# stalled first, so that some are surely outstanding when the overflow
+# comes (a stream alone may have none at that instant: CI saw it once);
+# a ping from b then makes the completion that overflows a's CQ ---
 dmesg_mark cqovf
 o0=$(cnt sib0 cq_overflow)
 iperf_serve b
 (in_host a timeout 60 iperf3 -c 10.11.0.2 -p 5201 -t 40 </dev/null >/dev/null 2>&1) </dev/null >/dev/null 2>&1 &
 t0=$(cnt sib0 rc_tx)
 check_wait "a TCP stream over RC under way (rc_tx grows by 500)" 30 sib_counter_ge sib0 rc_tx $((t0 + 500))
+echo 20000 >"$(sib sib0 send_stall_ms)"
+check_wait "sib0 stalled: sends wait in its queue" 10 sh -c "[ \$(cat $(sib sib0 txq_len)) -gt 0 ]"
 echo 1 >"$(sib sib0 fail_cq_overflow)"
+in_host b ping -c 1 -W 1 -s 60000 10.11.0.1 >/dev/null 2>&1
 check_wait "fail_cq_overflow: sib0 counted it (cq_overflow)" 10 sib_counter_ge sib0 cq_overflow $((o0 + 1))
+echo 0 >"$(sib sib0 send_stall_ms)"
 check_wait "fail_cq_overflow: the connected mode CQ error is logged" 10 \
 	logged 'connected mode CQ error'
 check_wait "fail_cq_overflow: the sends never completed were freed by the driver (logged)" 30 \

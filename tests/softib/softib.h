@@ -184,7 +184,7 @@ struct softib_dev {
 
 	spinlock_t txq_lock;		/* protects txq */
 	struct list_head txq;		/* packets sent, waiting for tx_work */
-	unsigned int txq_len;		/* under txq_lock */
+	u32 txq_len;			/* under txq_lock; debugfs reads it */
 	bool tx_dead;			/* under txq_lock: device going away */
 	/* only touched by tx_work (and by softib_fabric_dev_stop() after it): */
 	struct softib_pkt *held;	/* reorder fault: goes out after the next */

@@ -380,6 +380,8 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 	debugfs_create_file_unsafe("lso_bad_hlen", 0600, dir, &sdev->lso_bad_hlen,
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("send_stall_ms", 0600, dir, sdev, &softib_send_stall_fops);
+	/* packets waiting to leave (a snapshot, read without txq_lock) */
+	debugfs_create_u32("txq_len", 0400, dir, &sdev->txq_len);
 	debugfs_create_file_unsafe("qp_fatal", 0200, dir, sdev, &softib_qp_fatal_fops);
 	debugfs_create_file_unsafe("dev_fatal", 0200, dir, sdev, &softib_dev_fatal_fops);
 }
