@@ -14,7 +14,29 @@ PKGS=(
 	rdma-core infiniband-diags ibverbs-utils opensm
 	nfs-kernel-server libc6-dev
 	dkms dh-dkms debhelper
+	dbus-daemon dnsmasq-base udev
+	libglib2.0-0 libndp0 libteamdctl0 libmm-glib0 libbluetooth3 libjansson4
+	libcurl3-gnutls libpsl5 libnm0 libnewt0.52 libreadline8
 )
+# NetworkManager runs in the guest only (tests/vm/nm/vm-hook.sh, the DHCP
+# diskless boot): installed here, it would start managing the host's own
+# interfaces, so its package is only unpacked into NM_DIR (build/deps/),
+# with its libraries (above) installed. Unpacking needs no root.
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+NM_DIR=${NM_DIR:-$REPO/build/deps/network-manager}
+unpack_nm() {
+	local tmp
+	[ -x "$NM_DIR/usr/sbin/NetworkManager" ] && return 0
+	tmp=$(mktemp -d)
+	chmod a+rwx "$tmp"	# apt-get download writes as user _apt
+	echo "deps: unpacking network-manager into ${NM_DIR#"$REPO"/} (not installed)"
+	(cd "$tmp" && apt-get download -q network-manager) &&
+		rm -rf "$NM_DIR" && mkdir -p "$NM_DIR" &&
+		dpkg-deb -x "$tmp"/network-manager_*.deb "$NM_DIR"
+	local rc=$?
+	rm -rf "$tmp"
+	return $rc
+}
 # More for one target: make bench with BENCH_PROFILE=1 asks for linux-perf.
 # shellcheck disable=SC2206
 PKGS+=(${DEPS_EXTRA:-})
@@ -40,6 +62,7 @@ for k in $kver $kver612; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
+	unpack_nm
 	echo "deps: all present${kver:+ (kernels $kver $kver612)}"
 	exit 0
 fi
@@ -60,4 +83,5 @@ for k in $kver $kver612; do
 		apt-get install -y -q --no-install-recommends "linux-image-$k" </dev/null
 	fi
 done
+unpack_nm
 echo "deps: done (kernels $kver $kver612)"

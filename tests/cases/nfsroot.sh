@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# drivers: ours/stock ours/ours
+# drivers: ours/stock
 # vms: 2
 # timeout: 240
 # vm-hook: tests/vm/nfsroot/vm-hook.sh
@@ -19,6 +19,8 @@
 # the client loads ib_ipoib and comes back up only once the client's joins
 # have reached the downed port, so the client waits for carrier through
 # the outage, then gets it, and the mount proceeds.
+# nfsroot-dhcp.sh runs this with the address from DHCP (and the other
+# driver pairs: ours as the head node, each driver as the client).
 . /tests/lib.sh
 # shellcheck source=tests/vm/nfsroot/ipoib-nfsroot.sh
 . /tests/vm/nfsroot/ipoib-nfsroot.sh
@@ -46,8 +48,9 @@ eth_stat() {	# eth_stat NAME: a counter of softib's Ethernet binding
 check "eth0 mtu 4200" ip link set eth0 mtu 4200
 
 server() {
-	local exp client rx0 me
+	local exp client rx0 me dhcp
 	exp=$(sed -n 's/.*nfsexport=\([^ ]*\).*/\1/p' /proc/cmdline)
+	dhcp=$(sed -n 's/.*nfsdhcp=\([^ ]*\).*/\1/p' /proc/cmdline)
 	client=$(sed -n 's/.*nfsclient=\([^ ]*\).*/\1/p' /proc/cmdline)
 	step "parse ip= from the kernel command line" ipoib_nfsroot_parse_ip || return 1
 	me=$IPN_CLIENT	# ip= describes this node
@@ -73,6 +76,18 @@ server() {
 	step "ib0 appears" ipoib_nfsroot_load
 	step "ib0 $me/$IPN_PREFIX up" ipoib_nfsroot_configure
 	check_wait "ib0 carrier" 60 grep -qx 1 /sys/class/net/ib0/carrier
+	if [ "$dhcp" = 1 ]; then
+		# one address to lease, the export's client, for good (the
+		# client's DHCP client goes before switch_root)
+		/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0 \
+			--user=root --group=root --bind-interfaces --interface=ib0 \
+			--dhcp-range="$client,$client,255.255.255.0,infinite" \
+			--dhcp-option-force="option:root-path,$me:$exp" \
+			--dhcp-leasefile=/tmp/dnsmasq.leases --dhcp-authoritative \
+			--log-dhcp --log-facility=- >/tmp/dnsmasq.log 2>&1 &
+		check_wait "dnsmasq serves DHCP on ib0 (root path $me:$exp)" 20 sh -c \
+			"ss -Hlun | grep -q ':67 '"
+	fi
 
 	# the port flap, while the client boots
 	check "port down" sh -c "echo down >$(sib sib1 state)"
@@ -91,6 +106,13 @@ server() {
 	check_wait "ib0 carrier back" 60 grep -qx 1 /sys/class/net/ib0/carrier
 
 	check "barrier: the client's initramfs is done" vm_barrier initramfs 180
+	if [ "$dhcp" = 1 ]; then
+		grep DHCP /tmp/dnsmasq.log
+		cat /tmp/dnsmasq.leases
+		check "dnsmasq leased $client: htype 32, empty chaddr, a client identifier (RFC 4390)" \
+			awk -v ip="$client" '$3 == ip && $2 == "20-" && $5 != "*" { f = 1 } END { exit !f }' \
+			/tmp/dnsmasq.leases
+	fi
 	check "the client mounted (it holds NFSv4 state)" nfs_server_has_client "$client" ||
 		return 1
 	# what the client's /sbin/init on the NFS root wrote
@@ -134,11 +156,25 @@ client_initramfs() {
 	fi
 	step "modprobe ib_ipoib, ib0 appears" ipoib_nfsroot_load || return 1
 	check "the loaded ib_ipoib is $IPOIB_DRIVER (out-of-tree taint flag)" loaded_ipoib_is "$IPOIB_DRIVER"
-	step "ib0 $IPN_CLIENT/$IPN_PREFIX up" ipoib_nfsroot_configure || return 1
+	if [ "$IPN_DHCP" = 1 ]; then
+		step "ib0 up, its DHCP client (NetworkManager) started" ipoib_nfsroot_configure || return 1
+	else
+		step "ib0 $IPN_CLIENT/$IPN_PREFIX up" ipoib_nfsroot_configure || return 1
+	fi
 	check "no carrier: the SM's port is down" grep -qx 0 /sys/class/net/ib0/carrier
 	check "barrier: client ib0 up, no carrier" vm_barrier linkup 120
 	step "ib0 carrier, through the head node's port flap" ipoib_nfsroot_wait_carrier || return 1
 	ok "carrier ${IPN_CARRIER_S}s after ib0 was set up (SM port down meanwhile)"
+	if [ "$IPN_DHCP" = 1 ]; then
+		step "a DHCP lease over ib0 (RFC 4390) with the root path" ipoib_nfsroot_wait_lease ||
+			return 1
+		check "ib0 holds the leased $IPN_CLIENT/$IPN_PREFIX" sh -c \
+			"ip -4 addr show dev ib0 | grep -q 'inet $IPN_CLIENT/$IPN_PREFIX '"
+		check "the root from DHCP: $NFSROOT_SERVER:$NFSROOT_PATH, server $IPN_SERVER" \
+			test -n "$NFSROOT_PATH" -a "$NFSROOT_SERVER" = "$IPN_SERVER"
+		check "the DHCP client is gone, the address stays" sh -c \
+			"! pidof NetworkManager dbus-daemon systemd-udevd && ip -4 addr show dev ib0 | grep -q 'inet $IPN_CLIENT/'"
+	fi
 	step "server $NFSROOT_SERVER answers" ipoib_nfsroot_wait_server || return 1
 	step "mount $NFSROOT_SERVER:$NFSROOT_PATH (nfs4) on $NEWROOT" \
 		ipoib_nfsroot_mount "$NEWROOT" || return 1

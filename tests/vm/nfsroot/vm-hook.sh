@@ -11,6 +11,10 @@
 # its initramfs gets knfsd (nfsd.ko, exportfs, rpc.mountd, rpc.nfsd with
 # their shared libraries) and the image of the root filesystem it exports:
 # busybox, /sbin/init (nfs-init) and /tests/lib.sh.
+# With NFSROOT_DHCP=1 (tests/vm/nfsroot/vm-hook-dhcp.sh): the client's
+# command line says ip=::::node1:ib0:dhcp and nothing else, its initramfs gets
+# NetworkManager (the DHCP client) with nmcli, dbus-daemon and udevd; the
+# head node's gets dnsmasq (the DHCP server, with the root path).
 # Env (from tests/vm/kernel.sh): REPO BUILD KVER MODROOT.
 set -euo pipefail
 
@@ -22,23 +26,13 @@ EXPORT=/srv/nfsroot
 
 VM=$1
 ROOT=$2/root
+DHCP=${NFSROOT_DHCP:-0}	# 1: the client takes its address and root from DHCP
 HERE=$(cd "$(dirname "$0")" && pwd)
 MODSRC=$MODROOT/lib/modules/$KVER
 BASE=$BUILD/$KVER/initramfs/base	# files already in the common initramfs
 
-copy_with_libs() {	# copy_with_libs BIN...: BIN and its ldd closure into $ROOT
-	local bin lib dst
-	for bin in "$@"; do
-		install -D -m 0755 "$bin" "$ROOT$bin"
-		for lib in $(ldd "$bin" | awk '/=>/ { print $3 } /^\t\// { print $1 }'); do
-			case $lib in
-			*/ld-linux*) dst=/lib64/$(basename "$lib") ;;
-			*) dst=/lib/x86_64-linux-gnu/$(basename "$lib") ;;
-			esac
-			[ -e "$BASE$dst" ] || [ -e "$ROOT$dst" ] || install -D -m 0755 "$lib" "$ROOT$dst"
-		done
-	done
-}
+# shellcheck source=tests/vm/hooklib.sh
+. "$HERE/../hooklib.sh"
 
 add_kmods() {	# add_kmods MODULE...: with their dependencies from modules.dep
 	local m p f
@@ -78,7 +72,16 @@ install -m 0755 "$HERE/ipoib-nfsroot.sh" "$ROOT/tests/vm/nfsroot/"
 case $VM in
 0)
 	add_kmods nfsv4
-	echo "ip=$CLIENT:$SERVER::$NETMASK:node1:ib0:off nfsroot=$SERVER:$EXPORT" >"$2/append"
+	if [ "$DHCP" = 1 ]; then
+		# NetworkManager's DHCP client, as dracut's network-manager
+		# module has it; the address and the root path from the lease
+		copy_nm
+		mkdir -p "$ROOT/etc"
+		printf '%032x\n' $((0x1b0d0100)) >"$ROOT/etc/machine-id"
+		echo "ip=::::node1:ib0:dhcp" >"$2/append"
+	else
+		echo "ip=$CLIENT:$SERVER::$NETMASK:node1:ib0:off nfsroot=$SERVER:$EXPORT" >"$2/append"
+	fi
 	;;
 1)
 	install -m 0644 "$HERE/nfs-server.sh" "$ROOT/tests/vm/nfsroot/"
@@ -88,7 +91,13 @@ case $VM in
 	printf '127.0.0.1 localhost\n%s node1\n%s head\n' "$CLIENT" "$SERVER" >"$ROOT/etc/hosts"
 	mkdir -p "$ROOT/var/lib/nfs" "$ROOT/srv"
 	make_nfsroot_image "$ROOT/srv/nfsroot-image"
-	echo "ip=$SERVER:::$NETMASK:head:ib0:off nfsexport=$EXPORT nfsclient=$CLIENT" >"$2/append"
+	if [ "$DHCP" = 1 ]; then
+		# the DHCP server: one address (the export's client), the root path
+		copy_with_libs /usr/sbin/dnsmasq
+		echo "ip=$SERVER:::$NETMASK:head:ib0:off nfsexport=$EXPORT nfsclient=$CLIENT nfsdhcp=1" >"$2/append"
+	else
+		echo "ip=$SERVER:::$NETMASK:head:ib0:off nfsexport=$EXPORT nfsclient=$CLIENT" >"$2/append"
+	fi
 	;;
 *)
 	echo "vm-hook: VM $VM: no role" >&2
