@@ -30,7 +30,10 @@ unpack_nm() {
 	tmp=$(mktemp -d)
 	chmod a+rwx "$tmp"	# apt-get download writes as user _apt
 	echo "deps: unpacking network-manager into ${NM_DIR#"$REPO"/} (not installed)"
-	(cd "$tmp" && apt-get download -q network-manager) &&
+	# (apt's package lists may be empty on a machine that lacked nothing else)
+	{ (cd "$tmp" && apt-get download -q network-manager) ||
+		{ [ "$(id -u)" = 0 ] && apt-get update -q &&
+			(cd "$tmp" && apt-get download -q network-manager); }; } &&
 		rm -rf "$NM_DIR" && mkdir -p "$NM_DIR" &&
 		dpkg-deb -x "$tmp"/network-manager_*.deb "$NM_DIR"
 	local rc=$?
