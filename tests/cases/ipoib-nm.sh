@@ -20,6 +20,8 @@
 # NetworkManager runs in the initial namespace, beside Debian's udevd (it
 # waits for udev to have seen a device before it manages it), as on a node.
 . /tests/lib.sh
+# shellcheck source=tests/vm/nfsroot/ipoib-nfsroot.sh
+. /tests/vm/nfsroot/ipoib-nfsroot.sh	# ipoib_nfsroot_nm_deps
 
 N=/tmp/nm
 
@@ -57,6 +59,15 @@ rfc4390_lease() {
 }
 # nm_up CON: activate CON and wait for it (nmcli's own wait, 90 s)
 nm_up() { timeout 120 /usr/bin/nmcli --wait 90 connection up "$1"; }
+# nm_mode MODE MTU: ibs to transport mode MODE with MTU, through nmcli
+nm_mode() {
+	check "ibs: transport-mode $1, MTU $2" \
+		nmc connection modify ibs infiniband.transport-mode "$1" infiniband.mtu "$2"
+	check "nmcli connection up ibs ($1)" nm_up ibs || return
+	check "ib0's mode is $1" a_sys_is ib0 mode "$1"
+	check "ib0's MTU is $2" a_sys_is ib0 mtu "$2"
+	check_wait "ping the head node in $1 mode" 30 reaches 10.57.0.1
+}
 show() {
 	nmc -f DEVICE,TYPE,STATE,CONNECTION device
 	ip -d addr
@@ -94,26 +105,8 @@ check_wait "dnsmasq listens on the DHCP port in b" 20 sh -c \
 	"/usr/sbin/ip netns exec b ss -Hlun | grep -q ':67 '"
 
 # --- NetworkManager's host: the initial namespace with ib0; udevd, D-Bus ---
-/lib/systemd/systemd-udevd --daemon
-check "udevd has seen every network device" sh -c \
-	'udevadm trigger --action=add --subsystem-match=net && udevadm settle --timeout=30'
-cat >$N/dbus.conf <<'EOF'
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=/run/dbus/system_bus_socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
-</busconfig>
-EOF
-/usr/bin/dbus-daemon --config-file=$N/dbus.conf --nofork --nopidfile >$N/dbus.log 2>&1 &
-DBUS=$!
+check "udevd and a D-Bus system bus (the boot hook's ipoib_nfsroot_nm_deps)" \
+	ipoib_nfsroot_nm_deps $N
 check_wait "D-Bus system bus is up" 20 test -S /run/dbus/system_bus_socket
 cat >$N/NetworkManager.conf <<EOF
 [main]
@@ -193,20 +186,8 @@ check_wait "ib0.8001 is gone" 30 sh -c "! /usr/sbin/ip link show ib0.8001 >/dev/
 	grep -E 'ib0\.8001' $N/nm.log | grep -v -E 'platform: |add_pending|remove_pending' | tail -n 30
 
 # --- the transport mode: connected and back ---
-check "ibs: transport-mode connected, MTU 65520" \
-	nmc connection modify ibs infiniband.transport-mode connected infiniband.mtu 65520
-if check "nmcli connection up ibs (connected)" nm_up ibs; then
-	check "ib0's mode is connected" a_sys_is ib0 mode connected
-	check "ib0's MTU is 65520" a_sys_is ib0 mtu 65520
-	check_wait "ping the head node in connected mode" 30 reaches 10.57.0.1
-fi
-check "ibs: transport-mode datagram, MTU 2044" \
-	nmc connection modify ibs infiniband.transport-mode datagram infiniband.mtu 2044
-if check "nmcli connection up ibs (datagram)" nm_up ibs; then
-	check "ib0's mode is datagram again" a_sys_is ib0 mode datagram
-	check "ib0's MTU is 2044" a_sys_is ib0 mtu 2044
-	check_wait "ping the head node in datagram mode" 30 reaches 10.57.0.1
-fi
+nm_mode connected 65520
+nm_mode datagram 2044
 
 # --- a port flap: NetworkManager takes ibs down and brings it back ---
 echo down >"$(sib sib0 state)"
@@ -223,6 +204,6 @@ check_wait "NetworkManager exits" 30 sh -c "! kill -0 $NMPID 2>/dev/null"
 grep -E -i 'infiniband|ib0|dhcp4' $N/nm.log | tail -n 40
 check "NetworkManager logged no error about ib0 or its child" sh -c \
 	"! grep -E '<(error|warn)>.*ib0' $N/nm.log"
-kill $DNSMASQ $DBUS 2>/dev/null
+kill $DNSMASQ "$(cat $N/dbus.pid)" 2>/dev/null
 udevadm control --exit
 check "unload everything" unload_all

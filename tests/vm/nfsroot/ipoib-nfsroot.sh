@@ -260,19 +260,18 @@ ipoib_nfsroot_wait_carrier() {
 
 _IPN_NM=/run/ipoib-nfsroot	# its configuration, state and logs
 
-# _ipn_dhcp_start: udevd (NetworkManager manages a device only once udev
-# has seen it), a D-Bus system bus, and NetworkManager managing $IPN_DEV
-# alone, with one connection: datagram mode, DHCP without a timeout of its
-# own (the hook has one), no IPv6.
-_ipn_dhcp_start() {
-	mkdir -p "$_IPN_NM/connections" /run/dbus /run/NetworkManager /var/lib/NetworkManager
+# ipoib_nfsroot_nm_deps DIR: what NetworkManager needs running: udevd (it
+# manages a device only once udev has seen it) and a D-Bus system bus
+# (its configuration and pid file in DIR)
+ipoib_nfsroot_nm_deps() {
+	mkdir -p "$1" /run/dbus
 	/lib/systemd/systemd-udevd --daemon >/dev/null 2>&1 || {
 		ipoib_nfsroot_log "udevd does not start"
 		return 1
 	}
 	udevadm trigger --action=add --subsystem-match=net
 	udevadm settle --timeout=30
-	cat >"$_IPN_NM/dbus.conf" <<'DBUS'
+	cat >"$1/dbus.conf" <<'DBUS'
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
@@ -287,11 +286,18 @@ _ipn_dhcp_start() {
   </policy>
 </busconfig>
 DBUS
-	dbus-daemon --config-file="$_IPN_NM/dbus.conf" --fork --print-pid=3 \
-		3>"$_IPN_NM/dbus.pid" || {
+	dbus-daemon --config-file="$1/dbus.conf" --fork --print-pid=3 3>"$1/dbus.pid" || {
 		ipoib_nfsroot_log "dbus-daemon does not start"
 		return 1
 	}
+}
+
+# _ipn_dhcp_start: udevd and D-Bus, then NetworkManager managing $IPN_DEV
+# alone, with one connection: datagram mode, DHCP without a timeout of its
+# own (the hook has one), no IPv6.
+_ipn_dhcp_start() {
+	mkdir -p "$_IPN_NM/connections" /run/NetworkManager /var/lib/NetworkManager
+	ipoib_nfsroot_nm_deps "$_IPN_NM" || return 1
 	cat >"$_IPN_NM/NetworkManager.conf" <<NMCONF
 [main]
 plugins=keyfile

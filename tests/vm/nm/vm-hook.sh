@@ -20,6 +20,8 @@ BASE=$BUILD/$KVER/initramfs/base	# files already in the common initramfs
 . "$HERE/../hooklib.sh"
 
 copy_nm
+# the boot hook's NetworkManager helpers (ipoib_nfsroot_nm_deps)
+install -D -m 0755 "$HERE/../nfsroot/ipoib-nfsroot.sh" "$ROOT/tests/vm/nfsroot/ipoib-nfsroot.sh"
 [ -x /usr/sbin/dnsmasq ] || { echo "vm-hook: dnsmasq is missing (make deps)" >&2; exit 1; }
 copy_with_libs /usr/sbin/dnsmasq
 # NetworkManager derives its DHCP and IPv6 identities from the machine ID
