@@ -107,11 +107,14 @@ if [ "$IPOIB_DRIVER" = ours ]; then
 	check_wait "the group joins once the SA answers again" 30 sh -c \
 		"/usr/sbin/ip netns exec a ping -c 1 -W 1 239.9.9.9 >/dev/null 2>&1; grep -q '^ff12:401b:ffff::f09:909 0x[0-9a-f]* joined sendonly ' $D/ib0/mcast"
 
-	# the HCA refuses one address handle: the first packet to c is dropped
+	# the HCA refuses one address handle, the path's to c (multicast joins
+	# make AHs too): the first packet to c is dropped
+	port_lid sib2 >"$(sib sib0 fail_ah_dlid)"
 	echo 1 >"$(sib sib0 fail_create_ah)"
 	in_host a ping -c 1 -W 1 10.51.0.3 >/dev/null 2>&1
 	check_wait "tx_drop_no_ah counted" 10 sh -c "[ \$(/usr/sbin/ip netns exec a ethtool -S ib0 | awk '\$1 == \"tx_drop_no_ah:\" { print \$2 }') -gt 0 ]"
 	check_wait "ping a -> c works after the back-off" 30 pings a 10.51.0.3
+	echo 0 >"$(sib sib0 fail_ah_dlid)"
 	et a -S ib0
 fi
 

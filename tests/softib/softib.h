@@ -195,6 +195,7 @@ struct softib_dev {
 	atomic64_t counters[SOFTIB_NR_COUNTERS];
 	atomic_t fail_post_send;	/* one-shot failure counts (debugfs) */
 	atomic_t fail_create_ah;
+	u32 fail_ah_dlid;		/* 0: any AH fails, else only AHs to this DLID */
 	atomic_t fail_cq_overflow;
 	atomic_t fail_create_cq;
 	atomic_t fail_modify_cq;	/* modify_cq answers -EOPNOTSUPP */

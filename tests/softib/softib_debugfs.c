@@ -367,6 +367,7 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("fail_create_ah", 0600, dir, &sdev->fail_create_ah,
 				   &softib_atomic_fops);
+	debugfs_create_u32("fail_ah_dlid", 0600, dir, &sdev->fail_ah_dlid);
 	debugfs_create_file_unsafe("fail_cq_overflow", 0600, dir, &sdev->fail_cq_overflow,
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("fail_modify_cq", 0600, dir, &sdev->fail_modify_cq,

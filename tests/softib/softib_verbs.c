@@ -196,7 +196,8 @@ static int softib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 
 	if (udata)
 		return -EOPNOTSUPP;
-	if (atomic_add_unless(&sdev->fail_create_ah, -1, 0))
+	if ((!READ_ONCE(sdev->fail_ah_dlid) || READ_ONCE(sdev->fail_ah_dlid) == dlid) &&
+	    atomic_add_unless(&sdev->fail_create_ah, -1, 0))
 		return -ENOMEM;
 	if (attr->type != RDMA_AH_ATTR_TYPE_IB || rdma_ah_get_port_num(attr) != 1)
 		return -EINVAL;
