@@ -11,6 +11,7 @@
 #   make debug-kernel    build the debug kernel into build/ when ../shared has none (~1 h)
 #   make lint            W=1, sparse, checkpatch --strict over every .c/.h
 #   make install         install ib_ipoib.ko into /lib/modules/<kver>/updates + depmod
+#   make uninstall       remove it again + depmod (the in-tree ib_ipoib is back)
 #   make deb             build/deb/ib-ipoib-dkms_<version>_all.deb (DKMS, dh-dkms)
 #   make bench           ours vs stock ib_ipoib vs the fabric ceiling (build/bench/)
 #   make shell           an interactive shell in the test VM (debugging)
@@ -25,7 +26,7 @@ KERNEL ?= stock
 export KERNEL KVER KDIR CASES CASES_DIR
 
 # (The kernel build system reads ./Kbuild, never this file.)
-.PHONY: all modules deps lint selftest test vmtest check check-debug debug-kernel install deb demo bench shell clean help
+.PHONY: all modules deps lint selftest test vmtest check check-debug debug-kernel install uninstall deb demo bench shell clean help
 
 all modules:
 	@bash tests/vm/build.sh
@@ -53,6 +54,9 @@ debug-kernel:
 
 install:
 	@bash tests/vm/install.sh
+
+uninstall:
+	@bash tests/vm/install.sh --uninstall
 
 deb:
 	@bash scripts/deb.sh

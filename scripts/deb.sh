@@ -8,9 +8,11 @@
 # removal; Debian's dkms then builds it for every new kernel). <version> is
 # IPOIB_VERSION from ipoib.h, also the module's MODULE_VERSION. softib and
 # the tests are not packaged.
+# DEB_SRC=DIR packages the sources of DIR instead (tests/dkms.sh: a second
+# version, for the upgrade), DEB_OUT=DIR writes there instead of build/deb.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-cd "$REPO"
+cd "${DEB_SRC:-$REPO}"
 
 for p in debhelper dh-dkms dpkg-dev; do
 	if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]; then
@@ -24,7 +26,7 @@ if [ -z "$ver" ]; then
 	exit 1
 fi
 
-out=$REPO/build/deb
+out=${DEB_OUT:-$REPO/build/deb}
 src=$out/ib-ipoib-$ver
 rm -rf "$out"
 mkdir -p "$src/debian/source"

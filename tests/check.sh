@@ -74,7 +74,9 @@ if [ "$KERNEL" = debug ]; then
 elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
 	stage selftest "$HERE/selftest/run.sh"
 fi
-# The DKMS package, staged on the host (tests/dkms.sh); not on the debug
+# The DKMS package installed, upgraded and removed by dpkg, and make
+# install / uninstall, in a throw-away root on the host (tests/dkms.sh);
+# tests/cases/dkms.sh loads what each left in a VM. Not on the debug
 # kernel, whose kernel tree is not installed.
 [ "$KERNEL" = debug ] || [ "${SKIP_DKMS:-0}" = 1 ] || stage dkms "$HERE/dkms.sh"
 

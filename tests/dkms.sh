@@ -1,21 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The DKMS package on the build host, staged: nothing is installed on the
-# host. make deb builds build/deb/ib-ipoib-dkms_<version>_all.deb; its files
-# are extracted into build/dkms-test/, and Debian's dkms (the commands the
-# package's postinst, the kernels' postinst hook and its prerm run) works
-# there with --sourcetree/--dkmstree/--installtree, beside a copy of the
-# kernel's in-tree ib_ipoib:
-#  - add/build/install for $KVER puts ours in updates/dkms/, with the
-#    package's version, and depmod then resolves ib_ipoib to it;
-#  - autoinstall for $KVER612 (the second kernel, when its headers are
-#    installed) does the same there, as /etc/kernel/postinst.d/dkms would;
-#  - remove --all takes ours out, and ib_ipoib resolves to the in-tree
-#    module again.
+# The DKMS package installed the way a Debian user installs it, by dpkg on
+# a Debian root, without touching the build host: in a private mount
+# namespace, an overlay over the host's own / (writes go to a tmpfs that
+# vanishes with the namespace) is chrooted into, and there
+#  - dpkg -i ib-ipoib-dkms_<ver>_all.deb: the package's postinst (dh_dkms)
+#    adds, builds and installs ours for every kernel that has headers;
+#    ib_ipoib resolves to updates/dkms/ with the package's version;
+#  - a second kernel (6.12, when installed) gets it from the kernel's
+#    postinst hook (/etc/kernel/postinst.d/dkms), after dkms remove for it;
+#  - dpkg -i of a newer version upgrades: the old one's module is gone;
+#  - dpkg -r: the in-tree ib_ipoib resolves again, nothing of ours is left;
+#  - make install / make uninstall from the source tree, the same way.
+# Each state's /lib/modules/$KVER/updates is kept in build/dkms-test/guest/
+# for tests/cases/dkms.sh, which loads exactly those modules in a VM (the
+# guest has no compiler or headers, and compiling under TCG would cost
+# minutes).
 # Prints "ok - NAME" / "not ok - NAME # why" lines; exits non-zero on a
-# failure. What it does not prove: an install by dpkg on a running system
-# (the guest has no dkms, compiler or headers).
+# failure.
 set -uo pipefail
 . "$(dirname "$0")/vm/kernel.sh" || exit 1
 cd "$REPO" || exit 1
@@ -23,92 +26,191 @@ T=$BUILD/dkms-test
 fails=0
 ok() { echo "ok - $1"; }
 nok() { echo "not ok - $1 # $2"; fails=$((fails + 1)); }
-
-if ! out=$(bash scripts/deb.sh 2>&1); then
-	printf '%s\n' "$out" | sed 's/^/#   /'
-	nok "make deb builds the package" "scripts/deb.sh failed"
-	exit 1
-fi
 ver=$(sed -n 's/^#define IPOIB_VERSION[[:space:]]*"\([^"]*\)".*/\1/p' ipoib.h)
-deb=$BUILD/deb/ib-ipoib-dkms_${ver}_all.deb
-ok "make deb builds ${deb#"$REPO"/}"
+ver2=$ver.1	# the upgrade (dpkg orders 1.0.1 after 1.0)
 
-rm -rf "$T"
-mkdir -p "$T/pkg" "$T/dkms" "$T/root/lib/modules"
-dpkg-deb -x "$deb" "$T/pkg"
-conf=$T/pkg/usr/src/ib-ipoib-$ver/dkms.conf
-if grep -qx "PACKAGE_VERSION=\"$ver\"" "$conf" 2>/dev/null &&
-   [ -e "$T/pkg/usr/src/ib-ipoib-$ver/Kbuild" ]; then
-	ok "the package holds the sources and dkms.conf of version $ver"
-else
-	nok "the package holds the sources and dkms.conf of version $ver" "see dpkg-deb -c $deb"
+if [ "${1:-}" != --inside ]; then
+	if [ "$(id -u)" != 0 ]; then
+		nok "dpkg in a throw-away root" "needs root (unshare, mount; make check runs as root)"
+		exit 1
+	fi
+	if ! out=$(bash scripts/deb.sh 2>&1); then
+		printf '%s\n' "$out" | sed 's/^/#   /'
+		nok "make deb builds the package" "scripts/deb.sh failed"
+		exit 1
+	fi
+	ok "make deb builds build/deb/ib-ipoib-dkms_${ver}_all.deb"
+	# the same sources as version $ver2 (ipoib.h's IPOIB_VERSION too)
+	rm -rf "$T"
+	mkdir -p "$T/src2"
+	cp -p Kbuild ipoib*.c ipoib*.h LICENSE dkms.conf "$T/src2/"
+	sed -i "s/^\(#define IPOIB_VERSION[[:space:]]*\)\"$ver\"/\1\"$ver2\"/" "$T/src2/ipoib.h"
+	if ! out=$(DEB_SRC=$T/src2 DEB_OUT=$T/deb2 bash scripts/deb.sh 2>&1); then
+		printf '%s\n' "$out" | sed 's/^/#   /'
+		nok "make deb builds version $ver2 (for the upgrade)" "scripts/deb.sh failed"
+		exit 1
+	fi
+	exec unshare -m --propagation private bash "$0" --inside
 fi
+
+deb=$BUILD/deb/ib-ipoib-dkms_${ver}_all.deb
+deb2=$T/deb2/ib-ipoib-dkms_${ver2}_all.deb
 if dpkg-deb -f "$deb" Depends | grep -q 'dkms'; then
 	ok "the package depends on dkms"
 else
 	nok "the package depends on dkms" "no dkms in Depends"
 fi
 
-dk() {	# dk CMD [ARGS...]: dkms on the staged trees, for ib-ipoib/$ver
-	dkms "$@" -m ib-ipoib -v "$ver" --sourcetree "$T/pkg/usr/src" \
-		--dkmstree "$T/dkms" --installtree "$T/root/lib/modules"
+# --- the throw-away root: an overlay over the host's / ---
+R=$T/root
+mkdir -p "$T/rw" "$R" "$T/guest"
+if ! { mount -t tmpfs tmpfs "$T/rw" &&
+	mkdir -p "$T/rw/upper" "$T/rw/work" &&
+	mount -t overlay overlay -o "lowerdir=/,upperdir=$T/rw/upper,workdir=$T/rw/work" "$R" &&
+	mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" &&
+	mount --rbind /dev "$R/dev" && mount -t tmpfs tmpfs "$R/tmp" &&
+	mkdir -p "$R$REPO" && mount --bind "$REPO" "$R$REPO"; }; then
+	nok "an overlay root over /" "mount failed"
+	exit 1
+fi
+ok "a throw-away root: overlay over / in a private mount namespace"
+ch() {	# ch CMD...: CMD in the throw-away root, as a root shell there
+	chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
 }
-# resolve KVER: the file modprobe would load for ib_ipoib in the staged root
-resolve() {
-	depmod -b "$T/root" "$1" 2>/dev/null
-	modinfo -b "$T/root" -k "$1" -F filename ib_ipoib 2>/dev/null
+cp "$deb" "$deb2" "$R/tmp/"
+# a host that has ours installed already: start from the in-tree module
+ch dpkg -P ib-ipoib-dkms >/dev/null 2>&1
+rm -f "$R/lib/modules/$KVER/updates/ib_ipoib.ko"
+
+log=$T/dkms.log
+res() {	# res KVER: the file modprobe loads for ib_ipoib in the root
+	ch modinfo -k "$1" -F filename ib_ipoib 2>/dev/null
 }
-stage_kernel() {	# stage_kernel KVER: the in-tree ib_ipoib beside ours
-	local p
-	p=$(grep -o '^[^:]*ulp/ipoib/ib_ipoib\.ko[^:]*' "/lib/modules/$1/modules.dep")
-	install -D -m 0644 "/lib/modules/$1/$p" "$T/root/lib/modules/$1/$p"
-	cp "/lib/modules/$1"/modules.{order,builtin} "$T/root/lib/modules/$1/" 2>/dev/null
+modver() {	# modver KVER: the version of that file
+	ch modinfo -k "$1" -F version ib_ipoib 2>/dev/null
+}
+is_ours() {	# is_ours NAME KVER VERSION
+	local f v
+	f=$(res "$2")
+	v=$(modver "$2")
+	case $f in
+	*/updates/dkms/ib_ipoib.ko*)
+		if [ "$v" = "$3" ]; then
+			ok "$1: $2: ib_ipoib resolves to ours in updates/dkms, version $3"
+		else
+			nok "$1: $2: ib_ipoib resolves to ours in updates/dkms, version $3" "version '$v'"
+		fi ;;
+	*) nok "$1: $2: ib_ipoib resolves to ours in updates/dkms, version $3" \
+		"resolves to '${f:-nothing}' (see ${log#"$REPO"/})" ;;
+	esac
+}
+is_intree() {	# is_intree NAME KVER
+	local f
+	f=$(res "$2")
+	case $f in
+	*/kernel/*ib_ipoib.ko*) ok "$1: $2: ib_ipoib resolves to the in-tree module" ;;
+	*) nok "$1: $2: ib_ipoib resolves to the in-tree module" "resolves to '${f:-nothing}'" ;;
+	esac
+}
+keep() {	# keep STATE: the root's updates/ of $KVER, for the guest
+	mkdir -p "$T/guest/$1"
+	[ -d "$R/lib/modules/$KVER/updates" ] && cp -a "$R/lib/modules/$KVER/updates" "$T/guest/$1/"
 	true
 }
-
-stage_kernel "$KVER"
-log=$T/dkms.log
-if dk add >>"$log" 2>&1 && dk build -k "$KVER" --kernelsourcedir "$KDIR" >>"$log" 2>&1 &&
-   dk install -k "$KVER" --kernelsourcedir "$KDIR" >>"$log" 2>&1; then
-	ok "dkms add, build, install for $KVER"
-else
-	nok "dkms add, build, install for $KVER" "see ${log#"$REPO"/}"
-fi
-f=$(resolve "$KVER")
-case $f in
-*/updates/dkms/ib_ipoib.ko*) ok "$KVER: ib_ipoib resolves to ours in updates/dkms" ;;
-*) nok "$KVER: ib_ipoib resolves to ours in updates/dkms" "resolves to '${f:-nothing}' (dkms: $(grep -m1 'will not replace' "$log"))" ;;
-esac
-v=$(modinfo -F version "$f" 2>/dev/null)
-if [ "$v" = "$ver" ]; then
-	ok "$KVER: its version is the package's ($ver)"
-else
-	nok "$KVER: its version is the package's ($ver)" "modinfo: '$v'"
-fi
-
+k612=
 if [ -n "$KVER612" ] && [ "$KVER612" != "$KVER" ] && [ -e "$KDIR612/Makefile" ] &&
    [ -e "/lib/modules/$KVER612/modules.dep" ]; then
-	stage_kernel "$KVER612"
-	dkms autoinstall -k "$KVER612" --kernelsourcedir "$KDIR612" --sourcetree "$T/pkg/usr/src" \
-		--dkmstree "$T/dkms" --installtree "$T/root/lib/modules" >>"$log" 2>&1
-	f=$(resolve "$KVER612")
-	case $f in
-	*/updates/dkms/ib_ipoib.ko*) ok "second kernel $KVER612: autoinstall puts ours in updates/dkms" ;;
-	*) nok "second kernel $KVER612: autoinstall puts ours in updates/dkms" "resolves to '${f:-nothing}', see ${log#"$REPO"/}" ;;
-	esac
-else
-	echo "ok - second kernel: autoinstall # SKIP no Linux 6.12 headers and modules (scripts/deps.sh)"
+	k612=$KVER612
 fi
 
-dk remove --all >>"$log" 2>&1 || true
-f=$(resolve "$KVER")
-case $f in
-*/kernel/*ib_ipoib.ko*) ok "$KVER: after dkms remove, ib_ipoib resolves to the in-tree module" ;;
-*) nok "$KVER: after dkms remove, ib_ipoib resolves to the in-tree module" "resolves to '${f:-nothing}'" ;;
-esac
-if find "$T/root" -path '*/updates/*' -name 'ib_ipoib.ko*' | grep -q .; then
-	nok "dkms remove leaves no module of ours" "$(find "$T/root" -path '*/updates/*' -name 'ib_ipoib.ko*')"
+# the in-tree module, for the guest's "removed" states
+p=$(grep -o '^[^:]*ulp/ipoib/ib_ipoib\.ko[^:]*' "/lib/modules/$KVER/modules.dep")
+install -D -m 0644 "/lib/modules/$KVER/$p" "$T/guest/intree/$p"
+echo "$KVER" >"$T/guest/kver"
+
+# --- dpkg -i ---
+if ch dpkg -i "/tmp/${deb##*/}" >>"$log" 2>&1; then
+	ok "dpkg -i ib-ipoib-dkms_${ver}_all.deb (its postinst ran DKMS)"
 else
-	ok "dkms remove leaves no module of ours"
+	nok "dpkg -i ib-ipoib-dkms_${ver}_all.deb (its postinst ran DKMS)" "see ${log#"$REPO"/}"
+fi
+ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
+is_ours "dpkg -i" "$KVER" "$ver"
+keep installed
+
+# --- a second kernel: the kernel's postinst hook ---
+if [ -n "$k612" ]; then
+	ch dkms remove -m ib-ipoib -v "$ver" -k "$k612" >>"$log" 2>&1
+	is_intree "dkms remove -k $k612" "$k612"
+	if ch /etc/kernel/postinst.d/dkms "$k612" >>"$log" 2>&1; then
+		ok "/etc/kernel/postinst.d/dkms $k612 ran"
+	else
+		nok "/etc/kernel/postinst.d/dkms $k612 ran" "see ${log#"$REPO"/}"
+	fi
+	is_ours "kernel postinst hook" "$k612" "$ver"
+else
+	echo "ok - second kernel: the kernel postinst hook # SKIP no Linux 6.12 headers and modules (scripts/deps.sh)"
+fi
+
+# --- upgrade ---
+if ch dpkg -i "/tmp/${deb2##*/}" >>"$log" 2>&1; then
+	ok "dpkg -i ib-ipoib-dkms_${ver2}_all.deb upgrades"
+else
+	nok "dpkg -i ib-ipoib-dkms_${ver2}_all.deb upgrades" "see ${log#"$REPO"/}"
+fi
+ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
+is_ours "upgrade" "$KVER" "$ver2"
+[ -n "$k612" ] && is_ours "upgrade" "$k612" "$ver2"
+if ch dkms status -m ib-ipoib -v "$ver" 2>/dev/null | grep -q .; then
+	nok "upgrade: DKMS has no $ver any more" "$(ch dkms status -m ib-ipoib -v "$ver")"
+else
+	ok "upgrade: DKMS has no $ver any more"
+fi
+keep upgraded
+
+# --- dpkg -r ---
+if ch dpkg -r ib-ipoib-dkms >>"$log" 2>&1; then
+	ok "dpkg -r ib-ipoib-dkms"
+else
+	nok "dpkg -r ib-ipoib-dkms" "see ${log#"$REPO"/}"
+fi
+is_intree "dpkg -r" "$KVER"
+[ -n "$k612" ] && is_intree "dpkg -r" "$k612"
+left=$(find "$R/lib/modules" -path '*/updates/*' -name 'ib_ipoib.ko*' 2>/dev/null)
+if [ -z "$left" ] && ! ch dkms status 2>/dev/null | grep -q ib-ipoib; then
+	ok "dpkg -r leaves no module of ours and nothing in DKMS"
+else
+	nok "dpkg -r leaves no module of ours and nothing in DKMS" "$left $(ch dkms status)"
+fi
+keep removed
+
+# --- make install / make uninstall ---
+if ch make -C "$REPO" install KVER="$KVER" >>"$log" 2>&1; then
+	ok "make install"
+else
+	nok "make install" "see ${log#"$REPO"/}"
+fi
+f=$(res "$KVER")
+if [ "$f" = "/lib/modules/$KVER/updates/ib_ipoib.ko" ] && [ "$(modver "$KVER")" = "$ver" ]; then
+	ok "make install: $KVER: ib_ipoib resolves to ours in updates/, version $ver"
+else
+	nok "make install: $KVER: ib_ipoib resolves to ours in updates/, version $ver" \
+		"resolves to '${f:-nothing}', version '$(modver "$KVER")'"
+fi
+keep make-installed
+if ch make -C "$REPO" uninstall KVER="$KVER" >>"$log" 2>&1; then
+	ok "make uninstall"
+else
+	nok "make uninstall" "see ${log#"$REPO"/}"
+fi
+is_intree "make uninstall" "$KVER"
+keep make-uninstalled
+# nothing of this reached the host
+if [ -e "/lib/modules/$KVER/updates/dkms/ib_ipoib.ko" ] ||
+   dpkg-query -W ib-ipoib-dkms >/dev/null 2>&1; then
+	nok "the host is untouched" "ib-ipoib-dkms or updates/dkms/ib_ipoib.ko on the host"
+else
+	ok "the host is untouched"
 fi
 exit $((fails > 0))
