@@ -44,6 +44,7 @@ STAGES=$LOGDIR/stages
 export LOGDIR
 
 stage() {	# stage NAME CMD...: run a stage, print its output, record ok/not ok
+	# (exit status 77: skipped, with the reason its last "skip: " line gives)
 	local name=$1 ts rc
 	shift
 	ts=$(date +%s)
@@ -53,6 +54,8 @@ stage() {	# stage NAME CMD...: run a stage, print its output, record ok/not ok
 	echo "=== $name: $([ "$rc" = 0 ] && echo ok || echo FAILED) ($(($(date +%s) - ts)) s)"
 	if [ "$rc" = 0 ]; then
 		echo "ok - $name" >>"$STAGES"
+	elif [ "$rc" = 77 ]; then	# cannot run here: its last "skip: WHY" line
+		echo "ok - $name # SKIP $(sed -n 's/^skip: //p' "$LOGDIR/$name.log" | tail -n 1)" >>"$STAGES"
 	else
 		echo "not ok - $name # exit $rc, see ${LOGDIR#"$REPO"/}/$name.log" >>"$STAGES"
 	fi

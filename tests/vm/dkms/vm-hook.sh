@@ -17,9 +17,13 @@ set -euo pipefail
 
 G=$BUILD/dkms-test/guest
 if [ "$(cat "$G/kver" 2>/dev/null)" != "$KVER" ]; then
-	KVER=$KVER bash "$REPO/tests/dkms.sh" || true
+	KVER=$KVER bash "$REPO/tests/dkms.sh" >&2 || true
 fi
 mkdir -p "$2/root/dkms"
+if [ -e "$G/none" ]; then	# the stage could not run here: say why
+	cp "$G/none" "$2/root/dkms/none"
+	exit 0
+fi
 if [ "$(cat "$G/kver" 2>/dev/null)" != "$KVER" ]; then
 	# e.g. the debug kernel (make check-debug): no headers for DKMS
 	echo "tests/dkms.sh made no module trees for $KVER (no kernel headers?)" |
