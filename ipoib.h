@@ -172,6 +172,11 @@ struct ipoib_ah {
 	struct ib_ah *ibah;
 	struct ipoib_dev_priv *priv;
 	refcount_t ref;
+	/*
+	 * A path's IB MTU in bytes when it is below the group's (a thin
+	 * link on the way), else 0; set before the AH is published
+	 */
+	unsigned int thin_mtu;
 	struct llist_node dead;
 };
 
@@ -514,6 +519,8 @@ void ipoib_cm_stop(struct ipoib_dev_priv *priv);
 bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 		   struct sk_buff *skb, const u8 *daddr);
 bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb);
+bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+			unsigned int mtu);
 bool ipoib_cm_tx_room(struct ipoib_dev_priv *priv);
 void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh);
 

@@ -1066,6 +1066,23 @@ bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb)
 	return true;
 }
 
+/*
+ * True (and @skb consumed) if @skb is too big for a path whose IB MTU,
+ * @mtu bytes, is below the group's: a thin link between two switches
+ * would drop it. Its sender learns the path's MTU as from a router.
+ */
+bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+			unsigned int mtu)
+{
+	unsigned int ip_mtu = mtu - IPOIB_ENCAP_LEN;
+
+	if (skb_is_gso(skb) ? skb_gso_validate_network_len(skb, ip_mtu) :
+	    skb->len <= mtu)
+		return false;
+	ipoib_cm_too_big(priv, skb, ip_mtu);
+	return true;
+}
+
 static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 {
 	struct ipoib_cm *cm = tx->cm;

@@ -193,6 +193,11 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 
 	ah = ipoib_ah_get_rcu(&path->ah);
 	if (likely(ah)) {
+		if (unlikely(ah->thin_mtu) &&
+		    ipoib_path_too_big(priv, skb, ah->thin_mtu)) {
+			ipoib_ah_put(ah);
+			return;
+		}
 		ipoib_send(priv, skb, ah, qpn);
 		return;
 	}
@@ -203,6 +208,11 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 	ah = ipoib_ah_get_rcu(&path->ah);
 	if (ah) {
 		spin_unlock_bh(&path->lock);
+		if (unlikely(ah->thin_mtu) &&
+		    ipoib_path_too_big(priv, skb, ah->thin_mtu)) {
+			ipoib_ah_put(ah);
+			return;
+		}
 		ipoib_send(priv, skb, ah, qpn);
 		return;
 	}
@@ -268,6 +278,7 @@ static void ipoib_path_install(struct ipoib_path *path,
 	struct sk_buff_head flush;
 	struct ipoib_ah *ah, *old;
 	struct sk_buff *skb;
+	int mtu;
 	u32 dlid;
 	int ret;
 
@@ -286,6 +297,14 @@ static void ipoib_path_install(struct ipoib_path *path,
 		ipoib_path_failed(path, PTR_ERR(ah), IPOIB_CTR_DROP_NO_AH);
 		return;
 	}
+
+	/*
+	 * A path narrower than the group (the SA takes the smallest link MTU
+	 * on the route): UD packets over it would be dropped by a switch.
+	 */
+	mtu = ib_mtu_enum_to_int(rec->mtu);
+	if (mtu > 0 && mtu - IPOIB_ENCAP_LEN < READ_ONCE(priv->mcast_mtu))
+		ah->thin_mtu = mtu;
 
 	__skb_queue_head_init(&flush);
 	dlid = be32_to_cpu(sa_path_get_dlid(rec));

@@ -44,14 +44,43 @@ STAGES=$LOGDIR/stages
 export LOGDIR
 
 stage() {	# stage NAME CMD...: run a stage, print its output, record ok/not ok
-	# (exit status 77: skipped, with the reason its last "skip: " line gives)
 	local name=$1 ts rc
 	shift
 	ts=$(date +%s)
 	echo "=== $name"
 	"$@" 2>&1 | tee "$LOGDIR/$name.log"
 	rc=${PIPESTATUS[0]}
-	echo "=== $name: $([ "$rc" = 0 ] && echo ok || echo FAILED) ($(($(date +%s) - ts)) s)"
+	stage_record "$name" "$rc" $(($(date +%s) - ts))
+}
+
+# stage_bg NAME CMD...: start a stage in the background, its output to its
+# log only; stage_wait NAME prints that log and records it. For a stage
+# that mostly computes beside one that mostly waits (the dkms stage's
+# module builds beside the self-test's deliberate time-outs).
+stage_bg() {
+	local name=$1
+	shift
+	rm -f "$LOGDIR/$name.rc"
+	(
+		ts=$(date +%s)
+		"$@" >"$LOGDIR/$name.log" 2>&1
+		echo "$? $(($(date +%s) - ts))" >"$LOGDIR/$name.rc"
+	) &
+}
+stage_wait() {
+	local name=$1 rc secs
+	wait
+	read -r rc secs <"$LOGDIR/$name.rc" || { rc=1 secs=0; }
+	echo "=== $name (in the background)"
+	cat "$LOGDIR/$name.log"
+	stage_record "$name" "$rc" "$secs"
+}
+
+# stage_record NAME RC SECONDS (exit status 77: skipped, with the reason
+# its last "skip: " line gives)
+stage_record() {
+	local name=$1 rc=$2
+	echo "=== $name: $([ "$rc" = 0 ] && echo ok || echo FAILED) ($3 s)"
 	if [ "$rc" = 0 ]; then
 		echo "ok - $name" >>"$STAGES"
 	elif [ "$rc" = 77 ]; then	# cannot run here: its last "skip: WHY" line
@@ -70,6 +99,15 @@ fi
 
 stage build "$HERE/vm/build.sh"
 [ "${SKIP_LINT:-0}" = 1 ] || stage lint "$REPO/scripts/lint.sh"
+# The DKMS package installed, upgraded and removed by dpkg, and make
+# install / uninstall, in a throw-away root on the host (tests/dkms.sh);
+# tests/cases/dkms.sh loads what each left in a VM. Not on the debug
+# kernel, whose kernel tree is not installed. It runs beside the self-test.
+dkms=0
+if [ "$KERNEL" != debug ] && [ "${SKIP_DKMS:-0}" != 1 ]; then
+	dkms=1
+	stage_bg dkms "$HERE/dkms.sh"
+fi
 # The self-test proves the runner, which does not depend on the kernel: on
 # the (slow) debug kernel only its parser half runs.
 if [ "$KERNEL" = debug ]; then
@@ -77,11 +115,7 @@ if [ "$KERNEL" = debug ]; then
 elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
 	stage selftest "$HERE/selftest/run.sh"
 fi
-# The DKMS package installed, upgraded and removed by dpkg, and make
-# install / uninstall, in a throw-away root on the host (tests/dkms.sh);
-# tests/cases/dkms.sh loads what each left in a VM. Not on the debug
-# kernel, whose kernel tree is not installed.
-[ "$KERNEL" = debug ] || [ "${SKIP_DKMS:-0}" = 1 ] || stage dkms "$HERE/dkms.sh"
+[ $dkms = 1 ] && stage_wait dkms
 
 if [ "$KERNEL" = debug ] || { [ "${DEBUG_TIER:-1}" = 0 ] && [ "${TIER612:-1}" = 0 ]; }; then
 	[ "$KERNEL" = stock ] && echo "check: debug and 6.12 tiers not run (DEBUG_TIER=0 TIER612=0)"

@@ -13,10 +13,10 @@
 #  - dpkg -i of a newer version upgrades: the old one's module is gone;
 #  - dpkg -r: the in-tree ib_ipoib resolves again, nothing of ours is left;
 #  - make install / make uninstall from the source tree, the same way.
-# Each state's /lib/modules/$KVER/updates is kept in build/dkms-test/guest/
-# for tests/cases/dkms.sh, which loads exactly those modules in a VM (the
-# guest has no compiler or headers, and compiling under TCG would cost
-# minutes).
+# Each state's /lib/modules/<kernel>/updates (6.1 and 6.12) is kept in
+# build/dkms-test/guest/<kernel>/ for tests/cases/dkms.sh, which loads
+# exactly those modules in a VM of that kernel (the guest has no compiler
+# or headers, and compiling under TCG would cost minutes).
 # Prints "ok - NAME" / "not ok - NAME # why" lines; exits non-zero on a
 # failure.
 set -uo pipefail
@@ -124,21 +124,29 @@ is_intree() {	# is_intree NAME KVER
 	*) nok "$1: $2: ib_ipoib resolves to the in-tree module" "resolves to '${f:-nothing}'" ;;
 	esac
 }
-keep() {	# keep STATE: the root's updates/ of $KVER, for the guest
-	mkdir -p "$T/guest/$1"
-	[ -d "$R/lib/modules/$KVER/updates" ] && cp -a "$R/lib/modules/$KVER/updates" "$T/guest/$1/"
-	true
-}
 k612=
 if [ -n "$KVER612" ] && [ "$KVER612" != "$KVER" ] && [ -e "$KDIR612/Makefile" ] &&
    [ -e "/lib/modules/$KVER612/modules.dep" ]; then
 	k612=$KVER612
 fi
+KVERS="$KVER $k612"
+keep() {	# keep STATE [KVER...]: the root's updates/ of each kernel, for the guest
+	local st=$1 k ks
+	shift
+	ks=${*:-$KVERS}
+	for k in $ks; do
+		rm -rf "$T/guest/$k/$st"
+		mkdir -p "$T/guest/$k/$st"
+		[ -d "$R/lib/modules/$k/updates" ] && cp -a "$R/lib/modules/$k/updates" "$T/guest/$k/$st/"
+	done
+	true
+}
 
-# the in-tree module, for the guest's "removed" states
-p=$(grep -o '^[^:]*ulp/ipoib/ib_ipoib\.ko[^:]*' "/lib/modules/$KVER/modules.dep")
-install -D -m 0644 "/lib/modules/$KVER/$p" "$T/guest/intree/$p"
-echo "$KVER" >"$T/guest/kver"
+# the in-tree module of each kernel, for the guest's "removed" states
+for k in $KVERS; do
+	p=$(grep -o '^[^:]*ulp/ipoib/ib_ipoib\.ko[^:]*' "/lib/modules/$k/modules.dep")
+	install -D -m 0644 "/lib/modules/$k/$p" "$T/guest/$k/intree/$p"
+done
 
 # --- dpkg -i ---
 if ch dpkg -i "/tmp/${deb##*/}" >>"$log" 2>&1; then
@@ -148,7 +156,7 @@ else
 fi
 ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
 is_ours "dpkg -i" "$KVER" "$ver"
-keep installed
+keep installed "$KVER"
 
 # --- a second kernel: the kernel's postinst hook ---
 if [ -n "$k612" ]; then
@@ -160,6 +168,7 @@ if [ -n "$k612" ]; then
 		nok "/etc/kernel/postinst.d/dkms $k612 ran" "see ${log#"$REPO"/}"
 	fi
 	is_ours "kernel postinst hook" "$k612" "$ver"
+	keep installed "$k612"	# what the hook built
 else
 	echo "ok - second kernel: the kernel postinst hook # SKIP no Linux 6.12 headers and modules (scripts/deps.sh)"
 fi
@@ -196,27 +205,29 @@ else
 fi
 keep removed
 
-# --- make install / make uninstall ---
-if ch make -C "$REPO" install KVER="$KVER" >>"$log" 2>&1; then
-	ok "make install"
-else
-	nok "make install" "see ${log#"$REPO"/}"
-fi
-f=$(res "$KVER")
-if [ "$f" = "/lib/modules/$KVER/updates/ib_ipoib.ko" ] && [ "$(modver "$KVER")" = "$ver" ]; then
-	ok "make install: $KVER: ib_ipoib resolves to ours in updates/, version $ver"
-else
-	nok "make install: $KVER: ib_ipoib resolves to ours in updates/, version $ver" \
-		"resolves to '${f:-nothing}', version '$(modver "$KVER")'"
-fi
-keep make-installed
-if ch make -C "$REPO" uninstall KVER="$KVER" >>"$log" 2>&1; then
-	ok "make uninstall"
-else
-	nok "make uninstall" "see ${log#"$REPO"/}"
-fi
-is_intree "make uninstall" "$KVER"
-keep make-uninstalled
+# --- make install / make uninstall, for each kernel ---
+for k in $KVERS; do
+	if ch make -C "$REPO" install KVER="$k" >>"$log" 2>&1; then
+		ok "make install KVER=$k"
+	else
+		nok "make install KVER=$k" "see ${log#"$REPO"/}"
+	fi
+	f=$(res "$k")
+	if [ "$f" = "/lib/modules/$k/updates/ib_ipoib.ko" ] && [ "$(modver "$k")" = "$ver" ]; then
+		ok "make install: $k: ib_ipoib resolves to ours in updates/, version $ver"
+	else
+		nok "make install: $k: ib_ipoib resolves to ours in updates/, version $ver" \
+			"resolves to '${f:-nothing}', version '$(modver "$k")'"
+	fi
+	keep make-installed "$k"
+	if ch make -C "$REPO" uninstall KVER="$k" >>"$log" 2>&1; then
+		ok "make uninstall KVER=$k"
+	else
+		nok "make uninstall KVER=$k" "see ${log#"$REPO"/}"
+	fi
+	is_intree "make uninstall" "$k"
+	keep make-uninstalled "$k"
+done
 # nothing of this reached the host
 if [ -e "/lib/modules/$KVER/updates/dkms/ib_ipoib.ko" ] ||
    dpkg-query -W ib-ipoib-dkms >/dev/null 2>&1; then

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # drivers: ours
+# tier: 612
 # vms: 1
 # timeout: 300
 # vm-hook: tests/vm/dkms/vm-hook.sh
@@ -13,9 +14,11 @@
 # guest builds that module tree (its own kernel modules, the in-tree
 # ib_ipoib where Debian has it, the state's updates/), runs depmod over it
 # and then modprobe -d: after dpkg -i, the upgrade and make install ours
-# is loaded (the file in updates/, its version and srcversion in sysfs)
-# and carries traffic between two ports; after dpkg -r and make uninstall
-# the in-tree driver is loaded and works.
+# is loaded (the file in updates/: its build ID, version and srcversion in
+# sysfs) and carries traffic between two ports; after dpkg -r and make
+# uninstall the in-tree driver is loaded and works. In the 6.12 tier the
+# same on Linux 6.12, where the dpkg -i state is the module the kernel's
+# postinst hook built.
 . /tests/lib.sh
 # kmod's, by path: the shell would run busybox's depmod applet, which
 # writes no modules.dep.bin for kmod's modinfo and modprobe
@@ -46,7 +49,11 @@ build_id() {
 loaded_is() {
 	local id s v
 	id=$(build_id)
-	[ ${#id} = 40 ] && od -An -tx1 -v "$1" | tr -d ' \n' | grep -q "$id" || return 1
+	[ ${#id} = 40 ] || return 1
+	case $1 in
+	*.xz) xzcat "$1" ;;	# 6.12's modules and what DKMS builds there
+	*) cat "$1" ;;
+	esac | od -An -tx1 -v | tr -d ' \n' | grep -q "$id" || return 1
 	s=$(modinfo -F srcversion "$1")
 	v=$(modinfo -F version "$1")
 	if [ -n "$s" ]; then
@@ -86,14 +93,19 @@ if [ -e $D/none ]; then
 fi
 check "the dkms stage's trees are here for $K" test "$(cat $D/kver)" = "$K" || exit 0
 intree=$(cd $D/intree && find . -name 'ib_ipoib.ko*' | sed 's|^\./||')
-ver=$(modinfo -F version "$D/installed/updates/dkms/ib_ipoib.ko")
-ver2=$(modinfo -F version "$D/upgraded/updates/dkms/ib_ipoib.ko")
-echo "in-tree: $intree; package versions: $ver, $ver2"
-state installed "dpkg -i" updates/dkms/ib_ipoib.ko "$ver"
-state upgraded "upgrade to $ver2" updates/dkms/ib_ipoib.ko "$ver2"
+# DKMS compresses as the kernel's own modules are (6.12: .ko.xz)
+ko1=$(cd $D/installed && ls updates/dkms/ib_ipoib.ko*)
+ko2=$(cd $D/upgraded && ls updates/dkms/ib_ipoib.ko*)
+ver=$(modinfo -F version "$D/installed/$ko1")
+ver2=$(modinfo -F version "$D/upgraded/$ko2")
+echo "in-tree: $intree; DKMS: $ko1, $ko2; package versions: $ver, $ver2"
+what="dpkg -i"
+case $K in 6.12*) what="dpkg -i, then the kernel hook" ;; esac
+state installed "$what" "$ko1" "$ver"
+state upgraded "upgrade to $ver2" "$ko2" "$ver2"
 check "the upgrade's module is another build (srcversion)" test \
-	"$(modinfo -F srcversion "$D/installed/updates/dkms/ib_ipoib.ko")" != \
-	"$(modinfo -F srcversion "$D/upgraded/updates/dkms/ib_ipoib.ko")"
+	"$(modinfo -F srcversion "$D/installed/$ko1")" != \
+	"$(modinfo -F srcversion "$D/upgraded/$ko2")"
 state removed "dpkg -r" "$intree" ""
 state make-installed "make install" updates/ib_ipoib.ko "$ver"
 state make-uninstalled "make uninstall" "$intree" ""

@@ -121,6 +121,7 @@ enum softib_counter {
 	SOFTIB_CNT_RC_DROP,		/* RC packets dropped: bad source, opcode order */
 	SOFTIB_CNT_SRQ_LIMIT,		/* SRQ limit events raised */
 	SOFTIB_CNT_LAST_WQE,		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
+	SOFTIB_CNT_DROP_PATH_MTU,	/* longer than a thin link on the way (path_mtu) */
 	SOFTIB_NR_COUNTERS
 };
 
@@ -195,7 +196,13 @@ struct softib_dev {
 	atomic64_t counters[SOFTIB_NR_COUNTERS];
 	atomic_t fail_post_send;	/* one-shot failure counts (debugfs) */
 	atomic_t fail_create_ah;
-	u32 fail_ah_dlid;		/* 0: any AH fails, else only AHs to this DLID */
+	u32 fail_ah_dlid;
+	/*
+	 * 0, or the MTU in bytes of a thin link between this port's switch
+	 * and the rest of the fabric: paths to the other ports carry no more
+	 * (debugfs path_mtu; in-kernel fabric with the embedded SA)
+	 */
+	u32 path_mtu;		/* 0: any AH fails, else only AHs to this DLID */
 	atomic_t fail_cq_overflow;
 	atomic_t fail_create_cq;
 	atomic_t fail_modify_cq;	/* modify_cq answers -EOPNOTSUPP */
@@ -489,6 +496,7 @@ static inline bool softib_opcode_is_rc(u8 opcode)
  */
 void softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt, bool corrupt);
 int softib_fabric_min_mtu(void);	/* smallest port MTU in bytes */
+u32 softib_path_mtu(struct softib_dev *a, struct softib_dev *b);
 void softib_fabric_dev_init(struct softib_dev *sdev);
 void softib_fabric_dev_stop(struct softib_dev *sdev);	/* sleeps; drops queued packets */
 void softib_fabric_set_seed(u32 seed);

@@ -305,6 +305,27 @@ static int softib_send_stall_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(softib_send_stall_fops, softib_send_stall_get, softib_send_stall_set,
 			 "%llu\n");
 
+/* path_mtu: 0, or an IB MTU in bytes (256..4096): a thin link behind the port */
+static int softib_path_mtu_get(void *data, u64 *val)
+{
+	struct softib_dev *sdev = data;
+
+	*val = READ_ONCE(sdev->path_mtu);
+	return 0;
+}
+
+static int softib_path_mtu_set(void *data, u64 val)
+{
+	struct softib_dev *sdev = data;
+
+	if (val && (val < 256 || val > 4096 || !is_power_of_2(val)))
+		return -EINVAL;
+	WRITE_ONCE(sdev->path_mtu, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_path_mtu_fops, softib_path_mtu_get, softib_path_mtu_set,
+			 "%llu\n");
+
 /*
  * leak_test: write N (1..16): N objects of SOFTIB_LEAK_SIZE bytes are
  * allocated and lost on purpose, so that a test proves kmemleak sees a leak
@@ -368,6 +389,7 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 	debugfs_create_file_unsafe("fail_create_ah", 0600, dir, &sdev->fail_create_ah,
 				   &softib_atomic_fops);
 	debugfs_create_u32("fail_ah_dlid", 0600, dir, &sdev->fail_ah_dlid);
+	debugfs_create_file_unsafe("path_mtu", 0600, dir, sdev, &softib_path_mtu_fops);
 	debugfs_create_file_unsafe("fail_cq_overflow", 0600, dir, &sdev->fail_cq_overflow,
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("fail_modify_cq", 0600, dir, &sdev->fail_modify_cq,

@@ -73,6 +73,7 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_RC_TIMEOUT] = "rc_timeout",
 	[SOFTIB_CNT_RC_RETRY_EXC] = "rc_retry_exc",
 	[SOFTIB_CNT_RC_DROP] = "rc_drop",
+	[SOFTIB_CNT_DROP_PATH_MTU] = "drop_path_mtu",
 	[SOFTIB_CNT_SRQ_LIMIT] = "srq_limit",
 	[SOFTIB_CNT_LAST_WQE] = "last_wqe",
 };
@@ -326,6 +327,22 @@ void softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt,
 		softib_rx(dst, pkt);
 }
 
+/*
+ * The smallest thin link (path_mtu) between two ports, in bytes; 0: none.
+ * A port's own link is not one: it stays on its switch.
+ */
+u32 softib_path_mtu(struct softib_dev *a, struct softib_dev *b)
+{
+	u32 ma = a ? READ_ONCE(a->path_mtu) : 0;
+	u32 mb = b ? READ_ONCE(b->path_mtu) : 0;
+
+	if (a == b)
+		return 0;
+	if (!ma || (mb && mb < ma))
+		return mb;
+	return ma;
+}
+
 /* Route one packet sent by sdev and free it. Caller holds rcu_read_lock. */
 static void softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool corrupt)
 {
@@ -363,11 +380,21 @@ static void softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool c
 	}
 
 	list_for_each_entry_rcu(dst, &softib_devs, list) {
+		u32 thin;
+
 		if (dst->ndev)
 			continue;
 		if (!mcast && softib_dev_lid(dst) != pkt->dlid)
 			continue;
 		found = true;
+		/* a switch drops what its outgoing link cannot carry */
+		thin = softib_path_mtu(sdev, dst);
+		if (thin && pkt->len > thin) {
+			softib_count(sdev, SOFTIB_CNT_DROP_PATH_MTU);
+			if (!mcast)
+				break;
+			continue;
+		}
 		softib_fabric_deliver(dst, pkt, corrupt);
 		if (!mcast)
 			break;

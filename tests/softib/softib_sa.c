@@ -572,6 +572,22 @@ static u16 softib_sa_path_pkey(const union ib_gid *sgid,
 }
 
 /*
+ * A path's MTU: the SA's, or less where a thin link (path_mtu) lies
+ * between the two ports, as OpenSM takes the smallest MTU along the route.
+ */
+static u8 softib_sa_route_mtu(const union ib_gid *sgid, const union ib_gid *dgid, u8 mtu)
+{
+	u32 thin;
+
+	rcu_read_lock();
+	thin = softib_path_mtu(softib_sa_local_dev(sgid), softib_sa_local_dev(dgid));
+	rcu_read_unlock();
+	if (thin && thin < ib_mtu_enum_to_int(mtu))
+		return ib_mtu_int_to_enum(thin);
+	return mtu;
+}
+
+/*
  * PathRecord GET: one path between two known ports that share a partition,
  * or "no records".
  */
@@ -582,7 +598,7 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 	int dlocal, slocal = -1;
 	unsigned long flags;
 	u16 dlid, slid, pkey;
-	u8 sel;
+	u8 sel, mtu;
 
 	ib_sa_unpack_path(r->mad->data, &rec);
 	if (!(mask & IB_SA_PATH_REC_DGID))
@@ -617,9 +633,10 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 				   be16_to_cpu(rec.pkey));
 	if (!(pkey & 0x7fff))
 		return SOFTIB_SA_ERR_NO_RECORDS;
+	mtu = softib_sa_route_mtu(&rec.sgid, &rec.dgid, r->mtu);
 	if (mask & IB_SA_PATH_REC_MTU) {
 		sel = mask & IB_SA_PATH_REC_MTU_SELECTOR ? rec.mtu_selector : IB_SA_EQ;
-		if (!softib_sa_sel_ok(sel, rec.mtu, r->mtu))
+		if (!softib_sa_sel_ok(sel, rec.mtu, mtu))
 			return SOFTIB_SA_ERR_NO_RECORDS;
 	}
 	if (mask & IB_SA_PATH_REC_RATE) {
@@ -649,7 +666,7 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 	rec.qos_class = 0;
 	rec.sl = sa_sl;
 	rec.mtu_selector = IB_SA_EQ;
-	rec.mtu = r->mtu;
+	rec.mtu = mtu;
 	rec.rate_selector = IB_SA_EQ;
 	rec.rate = SOFTIB_SA_RATE;
 	rec.packet_life_time_selector = IB_SA_EQ;
