@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # drivers: stock ours
+# debug-drivers: ours
 # vms: 1
 # boot: shared
 # timeout: 600
