@@ -24,6 +24,14 @@
 #endif
 
 /*
+ * v6.5 moved the GSO helpers (skb_gso_validate_network_len()) out of
+ * <linux/skbuff.h> into <net/gso.h>, which 6.1 does not have.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#include <net/gso.h>
+#endif
+
+/*
  * v6.11 passes struct uverbs_attr_bundle * instead of struct ib_udata * as
  * the third argument of ib_device_ops.create_cq (NULL for kernel CQs in
  * both).
