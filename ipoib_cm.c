@@ -38,6 +38,7 @@
 #include <linux/icmp.h>
 #include <linux/icmpv6.h>
 #include <linux/random.h>
+#include <net/dst.h>
 #include <net/icmp.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
@@ -1041,10 +1042,16 @@ void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh)
 /*
  * A packet bigger than UD carries: tell its sender the UD MTU, as a router
  * would (the in-tree driver does the same), and drop it. ndo_start_xmit.
+ * The route's PMTU is lowered directly as well: the ICMP error alone does
+ * not reach every local sender. An ICMP echo reply is sent with the ICMP
+ * socket's lock held, so the error about it is not sent at all, and an
+ * ICMPv6 "packet too big" that comes back through lo updates the route
+ * through lo, not ours.
  */
 static void ipoib_cm_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 			     unsigned int mtu)
 {
+	skb_dst_update_pmtu_no_confirm(skb, mtu);
 	skb_pull(skb, IPOIB_ENCAP_LEN);
 	if (skb->protocol == htons(ETH_P_IP))
 		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
