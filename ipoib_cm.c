@@ -1042,16 +1042,10 @@ void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh)
 /*
  * A packet bigger than UD carries: tell its sender the UD MTU, as a router
  * would (the in-tree driver does the same), and drop it. ndo_start_xmit.
- * The route's PMTU is lowered directly as well: the ICMP error alone does
- * not reach every local sender. An ICMP echo reply is sent with the ICMP
- * socket's lock held, so the error about it is not sent at all, and an
- * ICMPv6 "packet too big" that comes back through lo updates the route
- * through lo, not ours.
  */
 static void ipoib_cm_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 			     unsigned int mtu)
 {
-	skb_dst_update_pmtu_no_confirm(skb, mtu);
 	skb_pull(skb, IPOIB_ENCAP_LEN);
 	if (skb->protocol == htons(ETH_P_IP))
 		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
@@ -1076,7 +1070,12 @@ bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb)
 /*
  * True (and @skb consumed) if @skb is too big for a path whose IB MTU,
  * @mtu bytes, is below the group's: a thin link between two switches
- * would drop it. Its sender learns the path's MTU as from a router.
+ * would drop it. Its sender learns the path's MTU as from a router, and
+ * the route's PMTU is lowered directly as well, since the ICMP error does
+ * not reach every local sender: an ICMP echo reply is sent with the ICMP
+ * socket's lock held, so the error about it is not sent at all. (Not so
+ * for connected mode's "UD cannot carry this" above: there the packet
+ * waits for a connection, and a PMTU learnt would outlive it.)
  */
 bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 			unsigned int mtu)
@@ -1086,6 +1085,7 @@ bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	if (skb_is_gso(skb) ? skb_gso_validate_network_len(skb, ip_mtu) :
 	    skb->len <= mtu)
 		return false;
+	skb_dst_update_pmtu_no_confirm(skb, ip_mtu);
 	ipoib_cm_too_big(priv, skb, ip_mtu);
 	return true;
 }
