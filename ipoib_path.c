@@ -176,6 +176,18 @@ static int ipoib_path_start_locked(struct ipoib_path *path,
 	return 0;
 }
 
+/* Send on the path's AH (its reference passes on), unless too big for it. */
+static void ipoib_path_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+			    struct ipoib_ah *ah, u32 qpn)
+{
+	if (unlikely(ah->thin_mtu) &&
+	    ipoib_path_too_big(priv, skb, ah->thin_mtu)) {
+		ipoib_ah_put(ah);
+		return;
+	}
+	ipoib_send(priv, skb, ah, qpn);
+}
+
 /*
  * Send @skb (starting at the encapsulation header) on @path, or queue it
  * while the path resolves. Caller holds RCU (the path cannot be freed).
@@ -193,12 +205,7 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 
 	ah = ipoib_ah_get_rcu(&path->ah);
 	if (likely(ah)) {
-		if (unlikely(ah->thin_mtu) &&
-		    ipoib_path_too_big(priv, skb, ah->thin_mtu)) {
-			ipoib_ah_put(ah);
-			return;
-		}
-		ipoib_send(priv, skb, ah, qpn);
+		ipoib_path_send(priv, skb, ah, qpn);
 		return;
 	}
 
@@ -208,12 +215,7 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 	ah = ipoib_ah_get_rcu(&path->ah);
 	if (ah) {
 		spin_unlock_bh(&path->lock);
-		if (unlikely(ah->thin_mtu) &&
-		    ipoib_path_too_big(priv, skb, ah->thin_mtu)) {
-			ipoib_ah_put(ah);
-			return;
-		}
-		ipoib_send(priv, skb, ah, qpn);
+		ipoib_path_send(priv, skb, ah, qpn);
 		return;
 	}
 	if (path->state == IPOIB_PATH_FAILED) {

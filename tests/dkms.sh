@@ -95,6 +95,15 @@ ch dpkg -P ib-ipoib-dkms >/dev/null 2>&1
 rm -f "$R/lib/modules/$KVER/updates/ib_ipoib.ko"
 
 log=$T/dkms.log
+step() {	# step NAME CMD...: CMD in the root, its output to the log; ok if it exits 0
+	local name=$1
+	shift
+	if ch "$@" >>"$log" 2>&1; then
+		ok "$name"
+	else
+		nok "$name" "see ${log#"$REPO"/}"
+	fi
+}
 res() {	# res KVER: the file modprobe loads for ib_ipoib in the root
 	ch modinfo -k "$1" -F filename ib_ipoib 2>/dev/null
 }
@@ -149,11 +158,7 @@ for k in $KVERS; do
 done
 
 # --- dpkg -i ---
-if ch dpkg -i "/tmp/${deb##*/}" >>"$log" 2>&1; then
-	ok "dpkg -i ib-ipoib-dkms_${ver}_all.deb (its postinst ran DKMS)"
-else
-	nok "dpkg -i ib-ipoib-dkms_${ver}_all.deb (its postinst ran DKMS)" "see ${log#"$REPO"/}"
-fi
+step "dpkg -i ib-ipoib-dkms_${ver}_all.deb (its postinst ran DKMS)" dpkg -i "/tmp/${deb##*/}"
 ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
 is_ours "dpkg -i" "$KVER" "$ver"
 keep installed "$KVER"
@@ -162,11 +167,7 @@ keep installed "$KVER"
 if [ -n "$k612" ]; then
 	ch dkms remove -m ib-ipoib -v "$ver" -k "$k612" >>"$log" 2>&1
 	is_intree "dkms remove -k $k612" "$k612"
-	if ch /etc/kernel/postinst.d/dkms "$k612" >>"$log" 2>&1; then
-		ok "/etc/kernel/postinst.d/dkms $k612 ran"
-	else
-		nok "/etc/kernel/postinst.d/dkms $k612 ran" "see ${log#"$REPO"/}"
-	fi
+	step "/etc/kernel/postinst.d/dkms $k612 ran" /etc/kernel/postinst.d/dkms "$k612"
 	is_ours "kernel postinst hook" "$k612" "$ver"
 	keep installed "$k612"	# what the hook built
 else
@@ -174,11 +175,7 @@ else
 fi
 
 # --- upgrade ---
-if ch dpkg -i "/tmp/${deb2##*/}" >>"$log" 2>&1; then
-	ok "dpkg -i ib-ipoib-dkms_${ver2}_all.deb upgrades"
-else
-	nok "dpkg -i ib-ipoib-dkms_${ver2}_all.deb upgrades" "see ${log#"$REPO"/}"
-fi
+step "dpkg -i ib-ipoib-dkms_${ver2}_all.deb upgrades" dpkg -i "/tmp/${deb2##*/}"
 ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
 is_ours "upgrade" "$KVER" "$ver2"
 [ -n "$k612" ] && is_ours "upgrade" "$k612" "$ver2"
@@ -190,11 +187,7 @@ fi
 keep upgraded
 
 # --- dpkg -r ---
-if ch dpkg -r ib-ipoib-dkms >>"$log" 2>&1; then
-	ok "dpkg -r ib-ipoib-dkms"
-else
-	nok "dpkg -r ib-ipoib-dkms" "see ${log#"$REPO"/}"
-fi
+step "dpkg -r ib-ipoib-dkms" dpkg -r ib-ipoib-dkms
 is_intree "dpkg -r" "$KVER"
 [ -n "$k612" ] && is_intree "dpkg -r" "$k612"
 left=$(find "$R/lib/modules" -path '*/updates/*' -name 'ib_ipoib.ko*' 2>/dev/null)
@@ -207,11 +200,7 @@ keep removed
 
 # --- make install / make uninstall, for each kernel ---
 for k in $KVERS; do
-	if ch make -C "$REPO" install KVER="$k" >>"$log" 2>&1; then
-		ok "make install KVER=$k"
-	else
-		nok "make install KVER=$k" "see ${log#"$REPO"/}"
-	fi
+	step "make install KVER=$k" make -C "$REPO" install KVER="$k"
 	f=$(res "$k")
 	if [ "$f" = "/lib/modules/$k/updates/ib_ipoib.ko" ] && [ "$(modver "$k")" = "$ver" ]; then
 		ok "make install: $k: ib_ipoib resolves to ours in updates/, version $ver"
@@ -220,11 +209,7 @@ for k in $KVERS; do
 			"resolves to '${f:-nothing}', version '$(modver "$k")'"
 	fi
 	keep make-installed "$k"
-	if ch make -C "$REPO" uninstall KVER="$k" >>"$log" 2>&1; then
-		ok "make uninstall KVER=$k"
-	else
-		nok "make uninstall KVER=$k" "see ${log#"$REPO"/}"
-	fi
+	step "make uninstall KVER=$k" make -C "$REPO" uninstall KVER="$k"
 	is_intree "make uninstall" "$k"
 	keep make-uninstalled "$k"
 done

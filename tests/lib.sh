@@ -17,6 +17,7 @@ insmod() { /sbin/insmod "$@"; }
 rmmod() { /sbin/rmmod "$@"; }
 lsmod() { /sbin/lsmod "$@"; }
 modinfo() { /sbin/modinfo "$@"; }
+depmod() { /sbin/depmod "$@"; }	# busybox's applet writes no modules.dep.bin
 
 : "${RESULTS:=/dev/ttyS1}"
 : "${KVER:=$(uname -r)}"

@@ -20,9 +20,6 @@
 # same on Linux 6.12, where the dpkg -i state is the module the kernel's
 # postinst hook built.
 . /tests/lib.sh
-# kmod's, by path: the shell would run busybox's depmod applet, which
-# writes no modules.dep.bin for kmod's modinfo and modprobe
-modinfo() { /sbin/modinfo "$@"; }
 
 D=/dkms
 K=$(uname -r)
@@ -36,7 +33,7 @@ tree() {
 	cp -a "$D/intree/." "$t/" || return 1
 	cp "/lib/modules/$K"/modules.builtin* "$t/" 2>/dev/null
 	[ -d "$D/$1/updates" ] && cp -a "$D/$1/updates" "$t/"
-	/sbin/depmod -b "/tmp/dkms/$1" "$K"
+	depmod -b "/tmp/dkms/$1" "$K"
 }
 res() { modinfo -b "/tmp/dkms/$1" -k "$K" -F filename ib_ipoib; }
 # build_id: the GNU build ID of the loaded ib_ipoib, in hex (the note's
@@ -76,7 +73,7 @@ state() {
 	[ -n "$v" ] && check "$what: modinfo says version $v" \
 		test "$(modinfo -F version "$f")" = "$v"
 	check "$what: load the IB core" load_ib_core
-	check "$what: modprobe -d ib_ipoib" /sbin/modprobe -d "/tmp/dkms/$st" ib_ipoib
+	check "$what: modprobe -d ib_ipoib" modprobe -d "/tmp/dkms/$st" ib_ipoib
 	check "$what: the loaded ib_ipoib is that file (build ID $(build_id))" loaded_is "$f"
 	check "$what: load softib ndevs=2" load_softib ndevs=2
 	check_wait "$what: ib0 and ib1 exist" 20 test -d /sys/class/net/ib1
