@@ -160,9 +160,22 @@ struct softib_pkt {
 	u8 data[];
 };
 
-/* One simulated single-port HCA. */
+#define SOFTIB_MAX_PORTS	2
+
+/*
+ * One port of a simulated HCA: what the fabric, the SA and the debugfs
+ * knobs see (a LID, a link, a P_Key table, a send queue, counters). Port 1
+ * is the HCA itself: its ibdev is the registered ib_device and its qps
+ * table holds every QP of the HCA. A two-port HCA (module parameter ports)
+ * has a second softib_dev for port 2, allocated beside it, whose ibdev and
+ * qps are unused; hca and ports[] tie them together.
+ */
 struct softib_dev {
-	struct ib_device ibdev;		/* first: ib_alloc_device() */
+	struct ib_device ibdev;		/* first: ib_alloc_device(); port 1 only */
+	struct softib_dev *hca;		/* port 1's softib_dev (itself for port 1) */
+	struct softib_dev *ports[SOFTIB_MAX_PORTS];	/* hca only: by port - 1 */
+	u8 port_num;			/* this port's number, 1 or 2 */
+	char name[IB_DEVICE_NAME_MAX];	/* port 2: "<hca>p2"; port 1 uses ibdev's */
 	struct list_head list;		/* in softib_devs; RCU readers */
 	struct net_device *ndev;	/* lower netdev; NULL: in-kernel fabric */
 	void *eth;			/* Ethernet transport state */
@@ -216,9 +229,22 @@ struct softib_dev {
 	struct softib_sma_port sma;
 };
 
+/* the HCA (port 1) of an ib_device */
 static inline struct softib_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct softib_dev, ibdev);
+}
+
+/* the ib_device a port belongs to */
+static inline struct ib_device *softib_ibdev(struct softib_dev *sdev)
+{
+	return &sdev->hca->ibdev;
+}
+
+/* port @port (1-based, already checked against phys_port_cnt) of an HCA */
+static inline struct softib_dev *softib_port(struct softib_dev *hca, u32 port)
+{
+	return hca->ports[port - 1];
 }
 
 static inline u16 softib_dev_lid(const struct softib_dev *sdev)
@@ -318,7 +344,30 @@ struct softib_qp {
 	atomic_t n_mcast;		/* attachments of this QP */
 	struct softib_srq *srq;		/* receives come from it (RC), or NULL */
 	struct softib_rc *rc;		/* RC requester/responder state, or NULL */
+	/*
+	 * the port the QP sends from and receives on: set at creation (port
+	 * 1, or the special QP's port) and by modify_qp's IB_QP_PORT, which
+	 * only RESET -> INIT carries; READ_ONCE from the fabric
+	 */
+	struct softib_dev *sport;
 };
+
+/*
+ * QPs 0 and 1 exist once per port; the HCA's table keeps port p's at
+ * 2 * (p - 1) and 2 * (p - 1) + 1, below SOFTIB_QPN_FIRST.
+ */
+static inline unsigned long softib_qp_index(const struct softib_dev *sport, u32 qpn)
+{
+	return qpn <= 1 ? qpn + 2 * (sport->port_num - 1) : qpn;
+}
+
+/* the QP numbered @qpn on port @sport, or NULL; RCU (or the table's lock) */
+static inline struct softib_qp *softib_qp_find(struct softib_dev *sport, u32 qpn)
+{
+	struct softib_qp *qp = xa_load(&sport->hca->qps, softib_qp_index(sport, qpn));
+
+	return qp && READ_ONCE(qp->sport) == sport ? qp : NULL;
+}
 
 struct softib_mcast_att {
 	struct list_head list;		/* in sdev->mcast */
@@ -354,7 +403,9 @@ extern struct mutex softib_devs_lock;
 extern unsigned int softib_port_mtu;	/* module parameter, bytes */
 u64 softib_guid_from_lid(u16 lid);
 /* Creates and registers a device; ndev NULL = in-kernel fabric. Sleeps. */
-struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, u16 lid);
+struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, u16 lid,
+				     unsigned int nports);
+const char *softib_dev_name(struct softib_dev *sdev);	/* port 2: "<hca>p2" */
 /* Unregisters synchronously (the core then calls dealloc_driver). Sleeps. */
 void softib_dev_destroy(struct softib_dev *sdev);
 /* Called by ib_core's dealloc_driver: drop the device from softib's state. */

@@ -181,7 +181,7 @@ static void softib_cq_err_work(struct work_struct *work)
 	unsigned long qpn;
 
 	rcu_read_lock();
-	xa_for_each(&sdev->qps, qpn, qp)
+	xa_for_each(&sdev->qps, qpn, qp)	/* the HCA's: every port's QPs */
 		if (qp->ibqp.send_cq == &cq->ibcq || qp->ibqp.recv_cq == &cq->ibcq)
 			softib_qp_to_err(qp);
 	rcu_read_unlock();

@@ -375,7 +375,7 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 {
 	struct dentry *dir;
 
-	dir = debugfs_create_dir(dev_name(&sdev->ibdev.dev), softib_debugfs_root);
+	dir = debugfs_create_dir(softib_dev_name(sdev), softib_debugfs_root);
 	sdev->debugfs = dir;
 	debugfs_create_file("state", 0600, dir, sdev, &softib_state_fops);
 	debugfs_create_file("lid", 0600, dir, sdev, &softib_lid_fops);
@@ -390,12 +390,6 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 				   &softib_atomic_fops);
 	debugfs_create_u32("fail_ah_dlid", 0600, dir, &sdev->fail_ah_dlid);
 	debugfs_create_file_unsafe("path_mtu", 0600, dir, sdev, &softib_path_mtu_fops);
-	debugfs_create_file_unsafe("fail_cq_overflow", 0600, dir, &sdev->fail_cq_overflow,
-				   &softib_atomic_fops);
-	debugfs_create_file_unsafe("fail_modify_cq", 0600, dir, &sdev->fail_modify_cq,
-				   &softib_atomic_fops);
-	debugfs_create_file_unsafe("fail_create_cq", 0600, dir, &sdev->fail_create_cq,
-				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("rx_starve", 0600, dir, &sdev->rx_starve,
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("lso_bad_mss", 0600, dir, &sdev->lso_bad_mss,
@@ -406,6 +400,15 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 	/* packets waiting to leave (a snapshot, read without txq_lock) */
 	debugfs_create_u32("txq_len", 0400, dir, &sdev->txq_len);
 	debugfs_create_file_unsafe("qp_fatal", 0200, dir, sdev, &softib_qp_fatal_fops);
+	if (sdev->port_num != 1)
+		return;
+	/* the HCA's own (CQs and fatal errors are not per port): port 1's directory */
+	debugfs_create_file_unsafe("fail_cq_overflow", 0600, dir, &sdev->fail_cq_overflow,
+				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("fail_modify_cq", 0600, dir, &sdev->fail_modify_cq,
+				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("fail_create_cq", 0600, dir, &sdev->fail_create_cq,
+				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("dev_fatal", 0200, dir, sdev, &softib_dev_fatal_fops);
 }
 
@@ -426,7 +429,7 @@ static int softib_sm_show(struct seq_file *m, void *v)
 	mutex_lock(&softib_devs_lock);
 	list_for_each_entry(sdev, &softib_devs, list) {
 		if (softib_dev_lid(sdev) == lid) {
-			seq_printf(m, "%s\n", dev_name(&sdev->ibdev.dev));
+			seq_printf(m, "%s\n", softib_dev_name(sdev));
 			found = true;
 			break;
 		}

@@ -580,7 +580,7 @@ static int softib_eth_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -EEXIST;
 
 	sdev = softib_dev_create(ibdev_name, ndev,
-				 softib_eth_lid_from_mac(ndev->dev_addr));
+				 softib_eth_lid_from_mac(ndev->dev_addr), 1);
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 

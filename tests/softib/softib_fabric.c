@@ -291,7 +291,7 @@ void softib_rx(struct softib_dev *sdev, const struct softib_pkt *pkt)
 	    softib_sa_handle(sdev, pkt))
 		goto out;
 
-	qp = xa_load(&sdev->qps, pkt->dqpn);
+	qp = softib_qp_find(sdev, pkt->dqpn);
 	if (!qp) {
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_QP);
 		goto out;

@@ -365,7 +365,10 @@ static int softib_fuzz_target(struct softib_dev *sdev, struct softib_fuzz_target
 	t->gid.global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
 	t->gid.global.interface_id = cpu_to_be64(sdev->guid);
 	rcu_read_lock();
-	qp = xa_find(&sdev->qps, &idx, ULONG_MAX, XA_PRESENT);
+	/* the HCA's table holds every port's QPs */
+	xa_for_each_start(&sdev->hca->qps, idx, qp, SOFTIB_FUZZ_FIRST_UD_QPN)
+		if (READ_ONCE(qp->sport) == sdev)
+			break;
 	if (qp) {
 		t->qpn = qp->ibqp.qp_num;
 		t->qkey = READ_ONCE(qp->qkey);

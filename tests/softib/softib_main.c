@@ -21,6 +21,10 @@ static unsigned int ndevs = 2;
 module_param(ndevs, uint, 0444);
 MODULE_PARM_DESC(ndevs, "number of devices on the in-kernel fabric (LIDs 1..ndevs)");
 
+static unsigned int ports = 1;
+module_param(ports, uint, 0444);
+MODULE_PARM_DESC(ports, "ports per device on the in-kernel fabric, 1 or 2 (port p of device i has LID i * ports + p)");
+
 unsigned int softib_port_mtu = 4096;
 module_param_named(port_mtu, softib_port_mtu, uint, 0444);
 MODULE_PARM_DESC(port_mtu, "IB MTU of the ports in bytes: 256, 512, 1024, 2048 or 4096");
@@ -54,31 +58,32 @@ static enum ib_mtu softib_mtu_for(struct net_device *ndev)
 	return IB_MTU_256;
 }
 
+/* port 1: the ib_device's name; port 2: "<that name>p2" */
+const char *softib_dev_name(struct softib_dev *sdev)
+{
+	return sdev->port_num == 1 ? dev_name(&sdev->ibdev.dev) : sdev->name;
+}
+
 struct softib_dev *softib_dev_find_by_name(const char *name)
 {
 	struct softib_dev *sdev;
 
 	lockdep_assert_held(&softib_devs_lock);
 	list_for_each_entry(sdev, &softib_devs, list)
-		if (!strcmp(dev_name(&sdev->ibdev.dev), name))
+		if (!strcmp(softib_dev_name(sdev), name))
 			return sdev;
 	return NULL;
 }
 
-struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, u16 lid)
+/* what every port starts with: its own LID, link, P_Key table and queues */
+static void softib_port_init(struct softib_dev *hca, struct softib_dev *sdev, u8 port_num,
+			     struct net_device *ndev, u16 lid)
 {
-	struct softib_dev *sdev;
-	int err;
-
-	if (!lid || softib_lid_is_mcast(lid) || lid == 0xffff)
-		return ERR_PTR(-EINVAL);
-
-	sdev = ib_alloc_device(softib_dev, ibdev);
-	if (!sdev)
-		return ERR_PTR(-ENOMEM);
-
 	INIT_LIST_HEAD(&sdev->list);
 	mutex_init(&sdev->cfg_lock);
+	sdev->hca = hca;
+	sdev->port_num = port_num;
+	hca->ports[port_num - 1] = sdev;
 	sdev->ndev = ndev;
 	sdev->lid = lid;
 	sdev->guid = softib_guid_from_lid(lid);
@@ -89,16 +94,50 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 		sdev->state = SOFTIB_PORT_DOWN;
 	sdev->port_cap_flags = IB_PORT_CLIENT_REG_SUP | IB_PORT_SYS_IMAGE_GUID_SUP;
 	sdev->pkeys[0] = 0xffff;
-	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
-	sdev->next_qpn = 0x48;
 	spin_lock_init(&sdev->mcast_lock);
 	INIT_LIST_HEAD(&sdev->mcast);
 	softib_fabric_dev_init(sdev);
 	softib_port_arm_init(sdev);
+}
+
+/*
+ * A device with @nports ports (1, or 2 on the in-kernel fabric) whose
+ * port p has LID @lid + p - 1.
+ */
+struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, u16 lid,
+				     unsigned int nports)
+{
+	struct softib_dev *sdev, *port2 = NULL;
+	unsigned int p;
+	int err;
+
+	if (!lid || nports < 1 || nports > SOFTIB_MAX_PORTS || (ndev && nports > 1))
+		return ERR_PTR(-EINVAL);
+	for (p = 0; p < nports; p++)
+		if (softib_lid_is_mcast(lid + p) || lid + p >= 0xffff)
+			return ERR_PTR(-EINVAL);
+
+	sdev = ib_alloc_device(softib_dev, ibdev);
+	if (!sdev)
+		return ERR_PTR(-ENOMEM);
+	if (nports > 1) {
+		/* only its port state is used: no ib_device of its own */
+		port2 = kzalloc(sizeof(*port2), GFP_KERNEL);
+		if (!port2) {
+			ib_dealloc_device(&sdev->ibdev);
+			return ERR_PTR(-ENOMEM);
+		}
+	}
+
+	softib_port_init(sdev, sdev, 1, ndev, lid);
+	if (port2)
+		softib_port_init(sdev, port2, 2, NULL, lid + 1);
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	sdev->next_qpn = 0x48;
 
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.node_guid = cpu_to_be64(sdev->guid);
-	sdev->ibdev.phys_port_cnt = 1;
+	sdev->ibdev.phys_port_cnt = nports;
 	sdev->ibdev.num_comp_vectors = 1;
 	sdev->ibdev.local_dma_lkey = 0;
 	sdev->ibdev.dev.parent = softib_root;
@@ -115,14 +154,19 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 	/* Routable from now on: ib_mad talks to the SA during registration. */
 	mutex_lock(&softib_devs_lock);
 	list_add_tail_rcu(&sdev->list, &softib_devs);
+	if (port2)
+		list_add_tail_rcu(&port2->list, &softib_devs);
 	mutex_unlock(&softib_devs_lock);
 
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err)
 		goto err_dealloc;	/* dealloc_driver unlinks it */
 
-	softib_debugfs_dev_add(sdev);
-	ibdev_dbg(&sdev->ibdev, "created, lid 0x%x%s%s\n", lid,
+	if (port2)	/* its name follows the registered one's */
+		snprintf(port2->name, sizeof(port2->name), "%sp2", dev_name(&sdev->ibdev.dev));
+	for (p = 0; p < nports; p++)
+		softib_debugfs_dev_add(sdev->ports[p]);
+	ibdev_dbg(&sdev->ibdev, "created, %u port(s), lid 0x%x%s%s\n", nports, lid,
 		  ndev ? " netdev " : "", ndev ? netdev_name(ndev) : "");
 	return sdev;
 
@@ -143,24 +187,36 @@ void softib_dev_destroy(struct softib_dev *sdev)
  */
 void softib_dev_dealloc(struct softib_dev *sdev)
 {
-	bool listed;
+	struct softib_dev *port;
+	bool listed = false;
+	int p;
 
 	if (sdev->ndev)
 		softib_eth_detach(sdev);
 
 	mutex_lock(&softib_devs_lock);
-	listed = !list_empty(&sdev->list);
-	if (listed)
-		list_del_rcu(&sdev->list);
+	for (p = 0; p < SOFTIB_MAX_PORTS; p++) {
+		port = sdev->ports[p];
+		if (port && !list_empty(&port->list)) {
+			list_del_rcu(&port->list);
+			listed = true;
+		}
+	}
 	mutex_unlock(&softib_devs_lock);
 	if (listed)
-		synchronize_rcu();	/* no fabric walk sees sdev any more */
+		synchronize_rcu();	/* no fabric walk sees a port any more */
 
-	softib_debugfs_dev_remove(sdev);
-	softib_port_arm_stop(sdev);
-	softib_fabric_dev_stop(sdev);
+	for (p = SOFTIB_MAX_PORTS - 1; p >= 0; p--) {
+		port = sdev->ports[p];
+		if (!port)
+			continue;
+		softib_debugfs_dev_remove(port);
+		softib_port_arm_stop(port);
+		softib_fabric_dev_stop(port);
+		mutex_destroy(&port->cfg_lock);
+	}
 	xa_destroy(&sdev->qps);
-	mutex_destroy(&sdev->cfg_lock);
+	kfree(sdev->ports[1]);	/* port 2 */
 }
 
 static void softib_destroy_all(void)
@@ -176,7 +232,7 @@ static void softib_destroy_all(void)
 		 */
 		sdev = NULL;
 		if (!list_empty(&softib_devs)) {
-			sdev = list_last_entry(&softib_devs, struct softib_dev, list);
+			sdev = list_last_entry(&softib_devs, struct softib_dev, list)->hca;
 			get_device(&sdev->ibdev.dev);
 		}
 		mutex_unlock(&softib_devs_lock);
@@ -199,8 +255,15 @@ static int __init softib_init(void)
 		pr_err("port_mtu %u is not an IB MTU\n", softib_port_mtu);
 		return -EINVAL;
 	}
-	if (ndevs > 0xbfff)
+	if (ports < 1 || ports > SOFTIB_MAX_PORTS || ndevs * ports > 0xbfff) {
+		pr_err("ndevs %u with %u ports each: out of range\n", ndevs, ports);
 		return -EINVAL;
+	}
+	if (ports > 1 && softib_sma_enabled()) {
+		pr_err("ports %u: two-port devices have the embedded SM only (external_sm is set)\n",
+		       ports);
+		return -EINVAL;
+	}
 
 	softib_root = root_device_register("softib");
 	if (IS_ERR(softib_root))
@@ -220,7 +283,7 @@ static int __init softib_init(void)
 
 	for (i = 0; i < ndevs; i++) {
 		snprintf(name, sizeof(name), "sib%u", i);
-		sdev = softib_dev_create(name, NULL, i + 1);
+		sdev = softib_dev_create(name, NULL, i * ports + 1, ports);
 		if (IS_ERR(sdev)) {
 			err = PTR_ERR(sdev);
 			pr_err("creating %s failed: %d\n", name, err);

@@ -23,17 +23,17 @@ u16 softib_sm_lid(void)
 void softib_dispatch_port_event(struct softib_dev *sdev, enum ib_event_type type)
 {
 	struct ib_event ev = {
-		.device = &sdev->ibdev,
-		.element.port_num = 1,
+		.device = softib_ibdev(sdev),
+		.element.port_num = sdev->port_num,
 		.event = type,
 	};
 
 	/* not to a device that is going away (a knob written during removal) */
-	if (!ib_device_try_get(&sdev->ibdev))
+	if (!ib_device_try_get(ev.device))
 		return;
-	ibdev_dbg(&sdev->ibdev, "event %s\n", ib_event_msg(type));
+	ibdev_dbg(ev.device, "port %u: event %s\n", sdev->port_num, ib_event_msg(type));
 	ib_dispatch_event(&ev);
-	ib_device_put(&sdev->ibdev);
+	ib_device_put(ev.device);
 }
 
 static void softib_dispatch_all(enum ib_event_type type)

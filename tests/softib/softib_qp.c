@@ -37,7 +37,7 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 		break;
 	case IB_QPT_GSI:
 	case IB_QPT_SMI:
-		if (init->port_num != 1)
+		if (init->port_num < 1 || init->port_num > sdev->ibdev.phys_port_cnt)
 			return -EINVAL;
 		break;
 	default:
@@ -75,6 +75,10 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 	}
 	atomic_set(&qp->n_mcast, 0);
 	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
+	/* port 1 until RESET -> INIT says otherwise; a special QP's own port */
+	qp->sport = sdev;
+	if (init->qp_type == IB_QPT_SMI || init->qp_type == IB_QPT_GSI)
+		qp->sport = softib_port(sdev, init->port_num);
 	if (init->qp_type == IB_QPT_RC) {
 		err = softib_rc_create(qp);
 		if (err)
@@ -84,11 +88,11 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 	switch (init->qp_type) {
 	case IB_QPT_SMI:
 		qpn = 0;
-		err = xa_insert(&sdev->qps, qpn, qp, GFP_KERNEL);
+		err = xa_insert(&sdev->qps, softib_qp_index(qp->sport, qpn), qp, GFP_KERNEL);
 		break;
 	case IB_QPT_GSI:
 		qpn = 1;
-		err = xa_insert(&sdev->qps, qpn, qp, GFP_KERNEL);
+		err = xa_insert(&sdev->qps, softib_qp_index(qp->sport, qpn), qp, GFP_KERNEL);
 		break;
 	default:
 		err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
@@ -135,8 +139,8 @@ int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct softib_dev *sdev = to_sdev(ibqp->device);
 	struct softib_qp *qp = to_sqp(ibqp);
 
-	xa_erase(&sdev->qps, ibqp->qp_num);
-	softib_qp_detach_all(sdev, qp);
+	xa_erase(&sdev->qps, softib_qp_index(qp->sport, ibqp->qp_num));
+	softib_qp_detach_all(qp->sport, qp);
 	synchronize_rcu();	/* the fabric (and tx_work) no longer reach qp */
 	softib_rc_destroy(qp);	/* its timer and events: no more completions */
 	/* a completion event already raised runs before the CQs can go */
@@ -158,7 +162,7 @@ static void softib_qp_complete(struct softib_qp *qp, struct ib_cq *ibcq, u64 wr_
 		.opcode = opcode,
 		.byte_len = byte_len,
 		.qp = &qp->ibqp,
-		.port_num = 1,
+		.port_num = READ_ONCE(qp->sport)->port_num,
 	};
 
 	softib_cq_push(to_scq(ibcq), &wc, false);
@@ -177,7 +181,7 @@ void softib_sq_pop(struct softib_qp *qp, enum ib_wc_status status)
 		softib_qp_complete(qp, qp->ibqp.send_cq, e->wr_id, IB_WC_SEND, status,
 				   e->byte_len);
 	if (status == IB_WC_WR_FLUSH_ERR)
-		softib_count(to_sdev(qp->ibqp.device), SOFTIB_CNT_SEND_FLUSHED);
+		softib_count(qp->sport, SOFTIB_CNT_SEND_FLUSHED);
 	qp->sq_head = (qp->sq_head + 1) % qp->max_send_wr;
 	qp->sq_count--;
 }
@@ -207,7 +211,7 @@ void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn,
 	unsigned long flags;
 
 	/* destroy_qp erases the QPN, then waits for RCU: qp is still alive here */
-	if (xa_load(&sdev->qps, qpn) != qp)
+	if (softib_qp_find(sdev, qpn) != qp)
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
 	softib_sq_done_locked(qp, seq);
@@ -262,10 +266,25 @@ int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out_unlock;
 	}
-	if (((mask & IB_QP_PORT) && attr->port_num != 1) ||
+	if (((mask & IB_QP_PORT) &&
+	     (attr->port_num < 1 || attr->port_num > ibqp->device->phys_port_cnt)) ||
 	    ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SOFTIB_PKEY_TBL_LEN)) {
 		err = -EINVAL;
 		goto out_unlock;
+	}
+
+	/*
+	 * ib_modify_qp_is_ok() allows IB_QP_PORT on RESET -> INIT only; the
+	 * attachments live on the port's list, so none may be left behind
+	 */
+	if (mask & IB_QP_PORT) {
+		struct softib_dev *sport = softib_port(to_sdev(ibqp->device), attr->port_num);
+
+		if (sport != qp->sport && atomic_read(&qp->n_mcast)) {
+			err = -EBUSY;
+			goto out_unlock;
+		}
+		WRITE_ONCE(qp->sport, sport);
 	}
 
 	if (mask & IB_QP_QKEY)
@@ -364,7 +383,7 @@ int softib_qp_fatal(struct softib_dev *sdev, u32 qpn)
 
 	/* destroy_qp waits for RCU readers after erasing the QPN */
 	rcu_read_lock();
-	qp = xa_load(&sdev->qps, qpn);
+	qp = softib_qp_find(sdev, qpn);
 	if (qp) {
 		softib_qp_to_err(qp);
 		softib_count(sdev, SOFTIB_CNT_QP_FATAL);
@@ -382,7 +401,7 @@ int softib_qp_fatal(struct softib_dev *sdev, u32 qpn)
 void softib_dev_fatal(struct softib_dev *sdev)
 {
 	struct ib_event ev = {
-		.device = &sdev->ibdev,
+		.device = softib_ibdev(sdev),
 		.element.port_num = 1,
 		.event = IB_EVENT_DEVICE_FATAL,
 	};
@@ -390,7 +409,7 @@ void softib_dev_fatal(struct softib_dev *sdev)
 	unsigned long qpn;
 
 	rcu_read_lock();
-	xa_for_each(&sdev->qps, qpn, qp)
+	xa_for_each(&sdev->hca->qps, qpn, qp)
 		softib_qp_to_err(qp);
 	rcu_read_unlock();
 	ib_dispatch_event(&ev);
@@ -400,7 +419,7 @@ int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_qp_init_attr *init)
 {
 	struct softib_qp *qp = to_sqp(ibqp);
-	struct softib_dev *sdev = to_sdev(ibqp->device);
+	struct softib_dev *sdev = READ_ONCE(qp->sport);
 
 	memset(attr, 0, sizeof(*attr));
 	memset(init, 0, sizeof(*init));
@@ -410,7 +429,7 @@ int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->qkey = READ_ONCE(qp->qkey);
 	attr->pkey_index = READ_ONCE(qp->pkey_index);
 	attr->sq_psn = qp->sq_psn;
-	attr->port_num = 1;
+	attr->port_num = sdev->port_num;
 	attr->cap.max_send_wr = qp->max_send_wr;
 	attr->cap.max_recv_wr = qp->rq_size;
 	attr->cap.max_send_sge = qp->max_send_sge;
@@ -426,7 +445,7 @@ int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
-	init->port_num = 1;
+	init->port_num = sdev->port_num;
 	return 0;
 }
 
@@ -573,7 +592,7 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 	if (wr->opcode == IB_WR_LSO && (!qp->lso || !ud->header))
 		return -EINVAL;
 	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge || !ud->ah ||
-	    ud->ah->device != &sdev->ibdev)
+	    ud->ah->device != softib_ibdev(sdev))
 		return -EINVAL;
 	if (atomic_add_unless(&sdev->fail_post_send, -1, 0))
 		return -ENOMEM;
@@ -667,8 +686,8 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 int softib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		     const struct ib_send_wr **bad_wr)
 {
-	struct softib_dev *sdev = to_sdev(ibqp->device);
 	struct softib_qp *qp = to_sqp(ibqp);
+	struct softib_dev *sdev = READ_ONCE(qp->sport);
 	int err;
 
 	for (; wr; wr = wr->next) {
@@ -731,8 +750,8 @@ int softib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
-	struct softib_dev *sdev = to_sdev(ibqp->device);
 	struct softib_qp *qp = to_sqp(ibqp);
+	struct softib_dev *sdev = READ_ONCE(qp->sport);
 	struct softib_mcast_att *att, *new;
 	unsigned long flags;
 	int err = 0;
@@ -778,8 +797,8 @@ out_unlock:
 
 int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
-	struct softib_dev *sdev = to_sdev(ibqp->device);
 	struct softib_qp *qp = to_sqp(ibqp);
+	struct softib_dev *sdev = READ_ONCE(qp->sport);
 	struct softib_mcast_att *att;
 	unsigned long flags;
 	int err = -EINVAL;
@@ -914,7 +933,7 @@ void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 	wc.wr_id = wqe.wr_id;
 	wc.opcode = IB_WC_RECV;
 	wc.qp = &qp->ibqp;
-	wc.port_num = 1;
+	wc.port_num = sdev->port_num;
 	if (total < SOFTIB_GRH_BYTES + pkt->len) {
 		/* the buffer is consumed by the error, as on hardware */
 		softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);

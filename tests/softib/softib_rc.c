@@ -257,7 +257,7 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 	int err = 0;
 
 	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
-		ibdev_dbg(&sdev->ibdev, "QP 0x%x: RC opcode %d not supported\n",
+		ibdev_dbg(softib_ibdev(sdev), "QP 0x%x: RC opcode %d not supported\n",
 			  qp->ibqp.qp_num, wr->opcode);
 		return -EINVAL;
 	}
@@ -432,7 +432,7 @@ static void softib_rc_timer(struct timer_list *t)
 {
 	struct softib_rc *rc = from_timer(rc, t, timer);
 	struct softib_qp *qp = rc->qp;
-	struct softib_dev *sdev = to_sdev(qp->ibqp.device);
+	struct softib_dev *sdev = READ_ONCE(qp->sport);
 	struct softib_rc_msg *head;
 	unsigned long flags;
 	bool err = false;
@@ -508,7 +508,7 @@ static void softib_rc_complete_rx(struct softib_qp *qp, const struct softib_pkt 
 		.slid = pkt->slid,
 		.sl = pkt->sl,
 		.pkey_index = READ_ONCE(qp->pkey_index),
-		.port_num = 1,
+		.port_num = READ_ONCE(qp->sport)->port_num,
 	};
 
 	if (status == IB_WC_SUCCESS && (pkt->opcode == IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE ||
@@ -724,7 +724,7 @@ void softib_rc_reset_locked(struct softib_qp *qp, bool to_err)
 			.status = IB_WC_WR_FLUSH_ERR,
 			.opcode = IB_WC_RECV,
 			.qp = &qp->ibqp,
-			.port_num = 1,
+			.port_num = READ_ONCE(qp->sport)->port_num,
 		};
 
 		softib_cq_push(to_scq(qp->ibqp.recv_cq), &wc, false);
@@ -742,7 +742,7 @@ static void softib_rc_last_wqe_work(struct work_struct *work)
 		.event = IB_EVENT_QP_LAST_WQE_REACHED,
 	};
 
-	softib_count(to_sdev(qp->ibqp.device), SOFTIB_CNT_LAST_WQE);
+	softib_count(READ_ONCE(qp->sport), SOFTIB_CNT_LAST_WQE);
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }

@@ -416,7 +416,7 @@ void softib_sma_rx_smp(struct softib_dev *sdev, const struct softib_pkt *pkt)
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_ROUTE);
 		return;
 	}
-	qp = xa_load(&sdev->qps, 0);
+	qp = softib_qp_find(sdev, 0);
 	if (!qp) {
 		softib_count(sdev, SOFTIB_CNT_DROP_NO_QP);
 		return;

@@ -59,9 +59,10 @@ static int softib_query_device(struct ib_device *ibdev, struct ib_device_attr *a
 	return 0;
 }
 
+/* The port verbs: the core has checked @port against phys_port_cnt. */
 static int softib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_attr *attr)
 {
-	struct softib_dev *sdev = to_sdev(ibdev);
+	struct softib_dev *sdev = softib_port(to_sdev(ibdev), port);
 	u16 lid = softib_dev_lid(sdev);
 
 	/* __ib_query_port() zeroed *attr */
@@ -94,7 +95,7 @@ static int softib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_a
 static int softib_modify_port(struct ib_device *ibdev, u32 port, int mask,
 			      struct ib_port_modify *props)
 {
-	struct softib_dev *sdev = to_sdev(ibdev);
+	struct softib_dev *sdev = softib_port(to_sdev(ibdev), port);
 	u32 caps;
 
 	if (mask & ~(IB_PORT_RESET_QKEY_CNTR | IB_PORT_INIT_TYPE))
@@ -126,7 +127,7 @@ static enum rdma_link_layer softib_get_link_layer(struct ib_device *ibdev, u32 p
 
 static int softib_query_gid(struct ib_device *ibdev, u32 port, int index, union ib_gid *gid)
 {
-	struct softib_dev *sdev = to_sdev(ibdev);
+	struct softib_dev *sdev = softib_port(to_sdev(ibdev), port);
 
 	if (index < 0 || index >= SOFTIB_GID_TBL_LEN)
 		return -EINVAL;
@@ -137,7 +138,7 @@ static int softib_query_gid(struct ib_device *ibdev, u32 port, int index, union 
 
 static int softib_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
 {
-	struct softib_dev *sdev = to_sdev(ibdev);
+	struct softib_dev *sdev = softib_port(to_sdev(ibdev), port);
 
 	if (index >= SOFTIB_PKEY_TBL_LEN)
 		return -EINVAL;
@@ -189,18 +190,20 @@ static int softib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 static int softib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			    struct ib_udata *udata)
 {
-	struct softib_dev *sdev = to_sdev(ibah->device);
 	const struct rdma_ah_attr *attr = init->ah_attr;
+	u32 port = rdma_ah_get_port_num(attr);
 	struct softib_ah *ah = to_sah(ibah);
 	u16 dlid = rdma_ah_get_dlid(attr);
+	struct softib_dev *sdev;
 
 	if (udata)
 		return -EOPNOTSUPP;
+	if (attr->type != RDMA_AH_ATTR_TYPE_IB || port < 1 || port > ibah->device->phys_port_cnt)
+		return -EINVAL;
+	sdev = softib_port(to_sdev(ibah->device), port);
 	if ((!READ_ONCE(sdev->fail_ah_dlid) || READ_ONCE(sdev->fail_ah_dlid) == dlid) &&
 	    atomic_add_unless(&sdev->fail_create_ah, -1, 0))
 		return -ENOMEM;
-	if (attr->type != RDMA_AH_ATTR_TYPE_IB || rdma_ah_get_port_num(attr) != 1)
-		return -EINVAL;
 	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
 		if (rdma_ah_read_grh(attr)->sgid_index >= SOFTIB_GID_TBL_LEN)
 			return -EINVAL;
