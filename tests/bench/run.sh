@@ -166,15 +166,18 @@ END {
 			add(d SUBSEP "udp64_ceil", per[r, d, "udp64_pps"] / per[r, d, "ceil_small_pps"])
 		if ((r, d, "udp64_dev_rx_pps") in per && per[r, d, "ceil_small_pps"] > 0)
 			add(d SUBSEP "udp64_dev_ceil", per[r, d, "udp64_dev_rx_pps"] / per[r, d, "ceil_small_pps"])
+		if ((r, d, "cm_tcp1_bps") in per && per[r, d, "tcp1_bps"] > 0)
+			add(d SUBSEP "cm_over_dg", per[r, d, "cm_tcp1_bps"] / per[r, d, "tcp1_bps"])
 		for (n = 100; n <= 10000; n *= 10)
 			if ((r, d, "resolve" n "_sa_queries") in per)
 				add(d SUBSEP "resolve" n "_q_per_gid", per[r, d, "resolve" n "_sa_queries"] / n)
 	}
 	# name, label, unit scale, precision, better (h/l), target ours/stock, ceiling key
-	nm = split("tcp1_bps tcp4_bps cm_tcp1_bps tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
+	nm = split("tcp1_bps tcp4_bps cm_tcp1_bps cm_over_dg tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
 	L["tcp1_bps"] = "TCP 1 stream (Mbit/s)";	S["tcp1_bps"] = 1e6;	P["tcp1_bps"] = 1;	G["tcp1_bps"] = ">= 1.3";	C["tcp1_bps"] = "tcp1_ceil"
 	L["tcp4_bps"] = "TCP 4 streams (Mbit/s)";	S["tcp4_bps"] = 1e6;	P["tcp4_bps"] = 1;	G["tcp4_bps"] = ">= 1.3";	C["tcp4_bps"] = "tcp4_ceil"
-	L["cm_tcp1_bps"] = "TCP 1 stream, connected (Mbit/s)";	S["cm_tcp1_bps"] = 1e6;	P["cm_tcp1_bps"] = 1;	G["cm_tcp1_bps"] = ""
+	L["cm_tcp1_bps"] = "TCP 1, connected (Mbit/s)";	S["cm_tcp1_bps"] = 1e6;	P["cm_tcp1_bps"] = 1;	G["cm_tcp1_bps"] = ""
+	L["cm_over_dg"] = "  connected/datagram";	S["cm_over_dg"] = 1;	P["cm_over_dg"] = 2;	G["cm_over_dg"] = ""
 	L["tcp1_cpu_ns_per_kB"] = "TCP 1 CPU us/MB (guest)";	S["tcp1_cpu_ns_per_kB"] = 1;	P["tcp1_cpu_ns_per_kB"] = 0;	G["tcp1_cpu_ns_per_kB"] = "<= 0.8"
 	L["udp64_pps"] = "UDP 64 B (kpps rcvd)";	S["udp64_pps"] = 1e3;	P["udp64_pps"] = 1;	G["udp64_pps"] = ">= 1.3";	C["udp64_pps"] = "udp64_ceil"
 	L["udp64_dev_rx_pps"] = "UDP 64 B ib1 rx (kpps)";	S["udp64_dev_rx_pps"] = 1e3;	P["udp64_dev_rx_pps"] = 1;	G["udp64_dev_rx_pps"] = "";	C["udp64_dev_rx_pps"] = "udp64_dev_ceil"
