@@ -541,6 +541,21 @@ ib_of_lid() {
 # sib NAME FILE: path of softib debugfs file FILE of device NAME
 sib() { echo "$SIB_DEBUGFS/$1/$2"; }
 
+# pkey_set PORT INDEX PKEY: put PKEY at INDEX of a port's P_Key table
+# through softib's pkeys knob (PORT: its debugfs name, sib0, or sib0p2 for
+# port 2), then wait until the IB core's cache (sysfs) shows it, 10 s at
+# most; PKEY 0 empties the entry
+_t_pkey_is() {	# _t_pkey_is DEV PORT INDEX PKEY
+	local v
+	v=$(cat "/sys/class/infiniband/$1/ports/$2/pkeys/$3") && [ $((v)) -eq $(($4)) ]
+}
+pkey_set() {
+	local dev=$1 port=1
+	case $dev in *p2) dev=${dev%p2}; port=2 ;; esac
+	echo "$2 $3" >"$(sib "$1" pkeys)" || return 1
+	wait_for 10 _t_pkey_is "$dev" "$port" "$2" "$3"
+}
+
 # sib_counter DEV NAME: value of a per-device counter
 sib_counter() {
 	awk -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) exit 1 }' "$(sib "$1" counters)"

@@ -105,7 +105,7 @@ if [ "$SM_MODE" = opensm ]; then
 	check_wait "OpenSM put 0x8001 in sib$VM_ID's P_Key table" 60 \
 		sh -c "grep -qx 0x8001 /sys/class/infiniband/sib$VM_ID/ports/1/pkeys/*"
 else
-	echo "1 0x8001" >"$(sib "sib$VM_ID" pkeys)"
+	check "P_Key 0x8001 at index 1 of sib$VM_ID" pkey_set "sib$VM_ID" 1 0x8001
 fi
 check "child ib0.8001" ip link add link ib0 name ib0.8001 type ipoib pkey 0x8001
 check "ib0.8001 address, up" sh -c "/usr/sbin/ip addr add 10.89.0.$ME/24 dev ib0.8001 &&

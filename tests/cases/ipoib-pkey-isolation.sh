@@ -25,8 +25,8 @@ no_carrier() { ! _t_has_carrier "$1" "$2"; }
 
 check "load the IB core" load_ib_core || exit 0
 check "load softib ndevs=3" load_softib ndevs=3 || exit 0
-echo "1 0x8001" >"$(sib sib0 pkeys)"
-echo "1 0x8001" >"$(sib sib1 pkeys)"
+check "P_Key 0x8001 at index 1 of sib0" pkey_set sib0 1 0x8001
+check "P_Key 0x8001 at index 1 of sib1" pkey_set sib1 1 0x8001
 check "load $IPOIB_DRIVER ib_ipoib" load_ipoib || exit 0
 check_wait "ib0..ib2 exist" 20 test -d /sys/class/net/ib2 || exit 0
 for i in 0 1 2; do
@@ -76,7 +76,7 @@ check_fail "and the default partition cannot reach 10.41.0.2 either" \
 	in_host p1 ping -c 2 -i 0.5 -W 1 10.41.0.2
 
 # --- P_Key added at run time: ib2.8001 comes up ---
-echo "1 0x8001" >"$(sib sib2 pkeys)"
+check "P_Key 0x8001 added to sib2" pkey_set sib2 1 0x8001
 check_wait "P_Key 0x8001 added to sib2: ib2.8001 carrier on" 30 _t_has_carrier c ib2.8001
 check_wait "ping a -> c in the partition" 30 pings a 10.41.0.3
 
@@ -110,7 +110,7 @@ if [ "$IPOIB_DRIVER" = ours ]; then
 fi
 
 # --- and back ---
-echo "1 0x8001" >"$(sib sib1 pkeys)"
+check "P_Key 0x8001 back at sib1" pkey_set sib1 1 0x8001
 check_wait "P_Key back at sib1: ib1.8001 carrier on" 30 _t_has_carrier b ib1.8001
 check_wait "P_Key back: ping a -> b recovers" 30 pings a 10.41.0.2
 if [ "$IPOIB_DRIVER" = ours ]; then

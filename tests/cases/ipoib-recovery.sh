@@ -128,10 +128,10 @@ refresh "SM moved" "$p0"
 
 # --- P_Key table change on an unused index: nothing breaks (no path is
 # stale, so no new query is required) ---
-echo "1 0x8001" >"$(sib sib0 pkeys)"
+check "P_Key 0x8001 at index 1 of sib0" pkey_set sib0 1 0x8001
 check_wait "ping a -> b after a P_Key table change" 30 pings a 10.9.0.2
 refresh "P_Key table change"
-echo "1 0" >"$(sib sib0 pkeys)"
+check "index 1 of sib0 emptied again" pkey_set sib0 1 0
 
 # --- the SM gives the subnet another GID prefix: GID 0 of every port
 # changes. The IB core's cache takes softib's GID_CHANGE and tells no client

@@ -82,11 +82,8 @@ if [ "$SM_MODE" = opensm ]; then
 		 grep -qx 0x8001 /sys/class/infiniband/sib1/ports/1/pkeys/*'
 else
 	for d in sib0 sib1; do
-		echo "1 0x8001" >"$(sib $d pkeys)"
+		check "P_Key 0x8001 at index 1 of $d" pkey_set $d 1 0x8001
 	done
-	check_wait "0x8001 in both P_Key tables" 10 sh -c \
-		'grep -qx 0x8001 /sys/class/infiniband/sib0/ports/1/pkeys/1 &&
-		 grep -qx 0x8001 /sys/class/infiniband/sib1/ports/1/pkeys/1'
 fi
 check "load $IPOIB_DRIVER ib_ipoib" load_ipoib || exit 0
 check "load rdmacm_test (rdma_cm)" modprobe rdmacm_test timeout_ms=$TMO_MS || exit 0

@@ -73,7 +73,7 @@ check_wait "b pings c again" 30 pings b 10.52.0.3
 check_wait "a pings b again" 30 pings a 10.52.0.2
 
 # --- a P_Key on port 2 only: the event names port 2 ---
-check "P_Key 0x8001 at index 1 of sib1 port 1" sh -c "echo '1 0x8001' >$(sib sib1 pkeys)"
+check "P_Key 0x8001 at index 1 of sib1 port 1" pkey_set sib1 1 0x8001
 check "child $C.8001 on c" in_host c ip link add link "$C" name "$C.8001" type ipoib pkey 0x8001
 check "child $A.8001 on a" in_host a ip link add link "$A" name "$A.8001" type ipoib pkey 0x8001
 check "child $B.8001 on b" in_host b ip link add link "$B" name "$B.8001" type ipoib pkey 0x8001
@@ -85,10 +85,9 @@ check "b's child up" sh -c "/usr/sbin/ip -n b addr add 10.53.0.2/24 dev $B.8001 
 	/usr/sbin/ip -n b link set $B.8001 up"
 check_wait "carrier on c's child" 30 _t_has_carrier c "$C.8001"
 check "b's child has no carrier (0x8001 not in sib0 port 2's table yet)" no_carrier b "$B.8001"
-check "P_Key 0x8001 at index 1 of sib0 port 2 only" sh -c "echo '1 0x8001' >$(sib sib0p2 pkeys)"
-check "port 2's P_Key table has it, port 1's not" sh -c \
-	'grep -qi 0x8001 /sys/class/infiniband/sib0/ports/2/pkeys/1 &&
-	 ! grep -qi 0x8001 /sys/class/infiniband/sib0/ports/1/pkeys/1'
+check "P_Key 0x8001 at index 1 of sib0 port 2 only" pkey_set sib0p2 1 0x8001
+check "port 1's P_Key table has not got it" sh -c \
+	'! grep -qi 0x8001 /sys/class/infiniband/sib0/ports/1/pkeys/1'
 check_wait "b's child gets its carrier" 30 _t_has_carrier b "$B.8001"
 check_wait "partition 0x8001: ping b -> c" 30 pings b 10.53.0.3
 check "a's child still has no carrier (port 1 has no 0x8001)" no_carrier a "$A.8001"

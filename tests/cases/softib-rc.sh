@@ -104,8 +104,8 @@ check "srq=1: $IPOIB_DRIVER made its SRQs (rdma res: $(srqs))" test "$(srqs)" -g
 traffic 1
 
 # --- a P_Key child made in connected mode (rtnetlink), both ways ---
-echo "1 0x8001" >"$(sib sib0 pkeys)"
-echo "1 0x8001" >"$(sib sib1 pkeys)"
+check "P_Key 0x8001 at index 1 of sib0" pkey_set sib0 1 0x8001
+check "P_Key 0x8001 at index 1 of sib1" pkey_set sib1 1 0x8001
 check "child ib0.8001 in connected mode (ip link add ... mode connected)" \
 	in_host a ip link add link ib0 name ib0.8001 type ipoib pkey 0x8001 mode connected
 check "child ib1.8001 in connected mode" \
