@@ -255,7 +255,7 @@ static int __init softib_init(void)
 		pr_err("port_mtu %u is not an IB MTU\n", softib_port_mtu);
 		return -EINVAL;
 	}
-	if (ports < 1 || ports > SOFTIB_MAX_PORTS || ndevs * ports > 0xbfff) {
+	if (ports < 1 || ports > SOFTIB_MAX_PORTS || ndevs > 0xbfff / ports) {
 		pr_err("ndevs %u with %u ports each: out of range\n", ndevs, ports);
 		return -EINVAL;
 	}
