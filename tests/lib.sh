@@ -284,14 +284,15 @@ opensm_stop() {
 	rm -f "$OPENSM_PID"
 }
 
-# port_state DEV: the state word of DEV's port 1 (INIT, ARMED, ACTIVE, ...)
+# port_state DEV [PORT]: the state word of DEV's port PORT (default 1):
+# INIT, ARMED, ACTIVE, ...
 port_state() {
-	sed 's/^[0-9]*: *//' "/sys/class/infiniband/$1/ports/1/state"
+	sed 's/^[0-9]*: *//' "/sys/class/infiniband/$1/ports/${2:-1}/state"
 }
 
-# port_lid DEV: DEV's port 1 LID in decimal
+# port_lid DEV [PORT]: DEV's port PORT (default 1) LID in decimal
 port_lid() {
-	printf '%d\n' "$(cat "/sys/class/infiniband/$1/ports/1/lid")"
+	printf '%d\n' "$(cat "/sys/class/infiniband/$1/ports/${2:-1}/lid")"
 }
 
 # port_sm_lid DEV: the SM LID of DEV's port 1 in decimal

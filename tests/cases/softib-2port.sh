@@ -19,8 +19,6 @@
 
 PING_W=1	# pings (lib.sh): wait 1 s for the reply
 no_carrier() { ! _t_has_carrier "$1" "$2"; }
-port_state_of() { sed 's/^[0-9]*: *//' "/sys/class/infiniband/$1/ports/$2/state"; }
-port_lid_of() { printf '%d\n' "$(cat "/sys/class/infiniband/$1/ports/$2/lid")"; }
 port_gid_of() { cat "/sys/class/infiniband/$1/ports/$2/gids/0"; }
 
 check "load the IB core" load_ib_core || exit 0
@@ -30,8 +28,8 @@ check "sib0 has two ports" test -d /sys/class/infiniband/sib0/ports/2
 check "sib0 has no third port" test ! -e /sys/class/infiniband/sib0/ports/3
 check_wait "sib0 ports 1 and 2 are ACTIVE" 20 sh -c \
 	'for p in 1 2; do grep -q ACTIVE /sys/class/infiniband/sib0/ports/$p/state || exit 1; done'
-check "sib0 port LIDs are 1 and 2, sib1's 3 and 4 ($(port_lid_of sib0 1) $(port_lid_of sib0 2) $(port_lid_of sib1 1) $(port_lid_of sib1 2))" \
-	test "$(port_lid_of sib0 1) $(port_lid_of sib0 2) $(port_lid_of sib1 1) $(port_lid_of sib1 2)" = "1 2 3 4"
+check "sib0 port LIDs are 1 and 2, sib1's 3 and 4 ($(port_lid sib0 1) $(port_lid sib0 2) $(port_lid sib1 1) $(port_lid sib1 2))" \
+	test "$(port_lid sib0 1) $(port_lid sib0 2) $(port_lid sib1 1) $(port_lid sib1 2)" = "1 2 3 4"
 check "each port has its own GID ($(port_gid_of sib0 1) / $(port_gid_of sib0 2))" \
 	test "$(port_gid_of sib0 1)" != "$(port_gid_of sib0 2)"
 check "port 1's GID ends with the node GUID ($(cat /sys/class/infiniband/sib0/node_guid))" \
@@ -62,8 +60,8 @@ check "1000-byte pings b -> a" in_host b ping -c 3 -i 0.3 -W 2 -s 1000 10.52.0.1
 # --- port 2 down: its interface only ---
 check "sib0 port 2 down" sh -c "echo down >$(sib sib0p2 state)"
 check_wait "b ($B) loses its carrier" 20 no_carrier b "$B"
-check "port 2 is DOWN, port 1 still ACTIVE ($(port_state_of sib0 2) / $(port_state_of sib0 1))" \
-	test "$(port_state_of sib0 2) $(port_state_of sib0 1)" = "DOWN ACTIVE"
+check "port 2 is DOWN, port 1 still ACTIVE ($(port_state sib0 2) / $(port_state sib0 1))" \
+	test "$(port_state sib0 2) $(port_state sib0 1)" = "DOWN ACTIVE"
 check "a ($A) keeps its carrier" _t_has_carrier a "$A"
 check "a still pings c (port 1 unaffected)" in_host a ping -c 2 -i 0.3 -W 2 10.52.0.3
 check_fail "b reaches nobody" pings b 10.52.0.3

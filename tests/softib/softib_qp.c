@@ -37,7 +37,7 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 		break;
 	case IB_QPT_GSI:
 	case IB_QPT_SMI:
-		if (init->port_num < 1 || init->port_num > sdev->ibdev.phys_port_cnt)
+		if (!rdma_is_port_valid(&sdev->ibdev, init->port_num))
 			return -EINVAL;
 		break;
 	default:
@@ -87,11 +87,8 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 
 	switch (init->qp_type) {
 	case IB_QPT_SMI:
-		qpn = 0;
-		err = xa_insert(&sdev->qps, softib_qp_index(qp->sport, qpn), qp, GFP_KERNEL);
-		break;
 	case IB_QPT_GSI:
-		qpn = 1;
+		qpn = init->qp_type == IB_QPT_GSI;	/* QP0 or QP1 */
 		err = xa_insert(&sdev->qps, softib_qp_index(qp->sport, qpn), qp, GFP_KERNEL);
 		break;
 	default:
@@ -266,8 +263,7 @@ int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out_unlock;
 	}
-	if (((mask & IB_QP_PORT) &&
-	     (attr->port_num < 1 || attr->port_num > ibqp->device->phys_port_cnt)) ||
+	if (((mask & IB_QP_PORT) && !rdma_is_port_valid(ibqp->device, attr->port_num)) ||
 	    ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SOFTIB_PKEY_TBL_LEN)) {
 		err = -EINVAL;
 		goto out_unlock;

@@ -198,7 +198,7 @@ static int softib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 
 	if (udata)
 		return -EOPNOTSUPP;
-	if (attr->type != RDMA_AH_ATTR_TYPE_IB || port < 1 || port > ibah->device->phys_port_cnt)
+	if (attr->type != RDMA_AH_ATTR_TYPE_IB || !rdma_is_port_valid(ibah->device, port))
 		return -EINVAL;
 	sdev = softib_port(to_sdev(ibah->device), port);
 	if ((!READ_ONCE(sdev->fail_ah_dlid) || READ_ONCE(sdev->fail_ah_dlid) == dlid) &&
