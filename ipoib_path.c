@@ -16,7 +16,6 @@
 
 #include "ipoib.h"
 
-#define IPOIB_PATH_IDLE		(60 * HZ)
 #define IPOIB_PATH_QUERY_MS	3000
 #define IPOIB_PATH_BACKOFF_MS	3000
 /*
@@ -27,6 +26,17 @@
 #define IPOIB_PATH_EAGAIN_MS	250
 /* at most this long without asking: a returning SA is used within ~17 s */
 #define IPOIB_PATH_BACKOFF_MAX_MS 16000
+
+/*
+ * A path no neighbour uses is freed after this long unused (checked every
+ * IPOIB_GC_INTERVAL). The in-tree driver keeps such paths until the
+ * interface goes down; on a large fabric that is memory for every peer
+ * ever talked to.
+ */
+static unsigned int ipoib_path_idle_s = 60;
+module_param_named(path_idle, ipoib_path_idle_s, uint, 0644);
+MODULE_PARM_DESC(path_idle,
+		 "Seconds after which a path no neighbour uses is freed (default: 60, minimum 1)");
 
 static const struct rhashtable_params ipoib_path_params = {
 	.key_len = sizeof(union ib_gid),
@@ -583,14 +593,14 @@ static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
  */
 void ipoib_path_gc(struct ipoib_dev_priv *priv)
 {
+	unsigned long idle = (unsigned long)max(READ_ONCE(ipoib_path_idle_s), 1U) * HZ;
 	struct ipoib_path *path, *tmp;
 	LIST_HEAD(dead);
 
 	spin_lock_bh(&priv->table_lock);
 	list_for_each_entry_safe(path, tmp, &priv->path_list, list) {
 		if (path->nr_neigh ||
-		    time_before(jiffies, READ_ONCE(path->last_used) +
-				IPOIB_PATH_IDLE))
+		    time_before(jiffies, READ_ONCE(path->last_used) + idle))
 			continue;
 		if (!ipoib_path_idle(path))
 			continue;

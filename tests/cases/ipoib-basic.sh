@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 300
-# tier: debug 612
+# tier: 612
 # debug-drivers: ours
 # sm: embedded opensm
 # debug-sm: embedded

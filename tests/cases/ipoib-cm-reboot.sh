@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 420
-# tier: debug
 # debug-drivers: ours
 #
 # Connected mode when a peer reboots: two hosts over softib's Ethernet

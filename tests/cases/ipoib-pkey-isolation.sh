@@ -96,12 +96,14 @@ check "ib1 (default partition) still works: carrier" _t_has_carrier p1 ib1
 # ib2.8001 was opened while its P_Key was absent: its neighbour/path
 # collector must run all the same (ours; the stock driver keeps paths until
 # ifdown). c's reply made a path to a's GID; without the kernel's neighbour
-# for a it is idle, and goes within IPOIB_PATH_IDLE (60 s) + one GC period
-# (10 s). Checked before sib2 loses the P_Key (which flushes paths), and
-# after the last ping between a and c (the positive control above).
+# for a it is idle, and goes within path_idle (module parameter, 60 s by
+# default, 5 s here) + one GC period (10 s). Checked before sib2 loses the
+# P_Key (which flushes paths), and after the last ping between a and c
+# (the positive control above).
 C_PATHS=/sys/kernel/debug/ipoib/ib2.8001_path
 if [ "$IPOIB_DRIVER" = ours ]; then
 	check "ib2.8001 has a path (to a)" grep -q '^GID:' "$C_PATHS"
+	check "path_idle=5" sh -c 'echo 5 >/sys/module/ib_ipoib/parameters/path_idle'
 	# a forgets c too, or its next probe of c makes c's neighbour again
 	check "a and c forget each other (ip neigh del)" sh -c \
 		"/usr/sbin/ip -n a neigh del 10.41.0.3 dev ib0.8001 &&
@@ -114,7 +116,8 @@ check "P_Key 0x8001 back at sib1" pkey_set sib1 1 0x8001
 check_wait "P_Key back at sib1: ib1.8001 carrier on" 30 _t_has_carrier b ib1.8001
 check_wait "P_Key back: ping a -> b recovers" 30 pings a 10.41.0.2
 if [ "$IPOIB_DRIVER" = ours ]; then
-	gc_t=$(((900 - ($(_t_now_ds) - gc_t0)) / 10))
+	gc_t=$(((250 - ($(_t_now_ds) - gc_t0)) / 10))
+	[ "$gc_t" -ge 5 ] || gc_t=5
 	check_wait "ib2.8001 collects its idle path (GC armed though opened without its P_Key)" \
 		"$gc_t" sh -c "! grep -q '^GID:' $C_PATHS"
 fi

@@ -5,7 +5,6 @@
 # boot: shared
 # timeout: 480
 # sm: embedded opensm
-# tier: debug
 # debug-drivers: ours
 # debug-sm: embedded
 #

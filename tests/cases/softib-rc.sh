@@ -93,8 +93,17 @@ traffic() {
 	iperf_serve b
 	check "[srq=$1] iperf3 TCP a -> b for 2 s" bulk a 10.11.0.2
 	kill $(ip netns pids b) 2>/dev/null	# iperf3 -s (busybox has no pkill)
-	check "[srq=$1] clean fabric: no NAK, no retransmission, no timeout" \
-		test "$(cnt sib0 rc_retrans)$(cnt sib1 rc_retrans)$(cnt sib0 rc_nak)$(cnt sib1 rc_nak)$(cnt sib0 rc_timeout)" = 00000
+	check "[srq=$1] clean fabric: no NAK" test "$(cnt sib0 rc_nak)$(cnt sib1 rc_nak)" = 00
+	# The ACK timeout is 134 ms (softib's SA: packet life 2^14 x 4 us);
+	# a KASAN kernel under TCG at full load may not run the responder for
+	# that long (CI saw one timeout in a 2-s iperf3 once): there the count
+	# measures the host, not softib.
+	case $(uname -r) in
+	*-debug) skip "[srq=$1] clean fabric: no retransmission, no timeout" \
+		"debug kernel: the host's speed, not softib's RC (retrans $(cnt sib0 rc_retrans), timeouts $(cnt sib0 rc_timeout))" ;;
+	*) check "[srq=$1] clean fabric: no retransmission, no timeout" \
+		test "$(cnt sib0 rc_retrans)$(cnt sib1 rc_retrans)$(cnt sib0 rc_timeout)" = 000 ;;
+	esac
 	check "[srq=$1] every RC receive was accepted in order (no rc_drop)" \
 		test "$(cnt sib0 rc_drop)$(cnt sib1 rc_drop)" = 00
 }
@@ -243,22 +252,32 @@ check "ethtool -S: RC packets counted on ib0 ($(in_host a ethtool -S ib0 | grep 
 # error completes nothing, not even as flushed, so the restart that
 # follows must free the sends the HCA never gave back itself (before,
 # their skbs leaked; kmemleak on the debug tier did not report that leak,
-# so the log line below only proves the path is taken). sib0's sends are
-# stalled first, so that some are surely outstanding when the overflow
-# comes (a stream alone may have none at that instant: CI saw it once);
-# a ping from b then makes the completion that overflows a's CQ ---
+# so the log line below only proves the path is taken). b's port is
+# stalled first: its ACKs wait in its queue, so a's sends are surely
+# outstanding when the overflow comes (a stream alone may have none at
+# that instant: CI saw it once). The stall ends as soon as the overflow is
+# armed, well within a's retry budget; the first ACK then makes the
+# completion that overflows a's CQ (before, a ping from b through a
+# stalled a did it, and on a slow debug kernel the stall outlasted the
+# retries: the connections failed first, CI once) ---
 dmesg_mark cqovf
 o0=$(cnt sib0 cq_overflow)
 iperf_serve b
 (in_host a timeout 60 iperf3 -c 10.11.0.2 -p 5201 -t 40 </dev/null >/dev/null 2>&1) </dev/null >/dev/null 2>&1 &
 t0=$(cnt sib0 rc_tx)
 check_wait "a TCP stream over RC under way (rc_tx grows by 500)" 30 sib_counter_ge sib0 rc_tx $((t0 + 500))
-echo 20000 >"$(sib sib0 send_stall_ms)"
-check_wait "sib0 stalled: sends wait in its queue" 10 sh -c "[ \$(cat $(sib sib0 txq_len)) -gt 0 ]"
-echo 1 >"$(sib sib0 fail_cq_overflow)"
-in_host b ping -c 1 -W 1 -s 60000 10.11.0.1 >/dev/null 2>&1
-check_wait "fail_cq_overflow: sib0 counted it (cq_overflow)" 10 sib_counter_ge sib0 cq_overflow $((o0 + 1))
-echo 0 >"$(sib sib0 send_stall_ms)"
+# In one breath: a's retry budget is 7 ACK timeouts of 134 ms, less than
+# one poll of check_wait on the debug kernel.
+q=$(sib sib1 txq_len) stall=$(sib sib1 send_stall_ms) ovf=$(sib sib0 fail_cq_overflow)
+stalled=0 i=0
+echo 20000 >"$stall"
+while [ $i -lt 5000 ] && read -r stalled <"$q" && [ "$stalled" = 0 ]; do
+	i=$((i + 1))
+done
+echo 1 >"$ovf"
+echo 0 >"$stall"
+check "sib1 stalled: its ACKs waited in its queue ($stalled)" test "$stalled" -gt 0
+check_wait "fail_cq_overflow: sib0 counted it (cq_overflow)" 30 sib_counter_ge sib0 cq_overflow $((o0 + 1))
 check_wait "fail_cq_overflow: the connected mode CQ error is logged" 10 \
 	logged 'connected mode CQ error'
 check_wait "fail_cq_overflow: the sends never completed were freed by the driver (logged)" 30 \
