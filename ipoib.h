@@ -94,8 +94,12 @@ struct ipoib_encap {
 	__be16 reserved;
 };
 
-/* Path refreshes after a fabric event, per interface (ipoib_path.c). */
+/*
+ * Path refreshes after a fabric event, per interface (ipoib_path.c): at
+ * most this many queries a second, released in batches every 20 ms.
+ */
 #define IPOIB_PATH_REFRESH_PER_SEC	500
+#define IPOIB_PATH_REFRESH_TICKS_PER_SEC 50
 
 /* Unicast LIDs are 0x0001-0xbfff; 0xc000 and up are multicast. */
 #define IPOIB_LID_UNICAST_END	0xc000
@@ -228,6 +232,7 @@ struct ipoib_path {
 	struct rhash_head node;
 	union ib_gid dgid;		/* key */
 	struct list_head list;		/* priv->path_list, table_lock */
+	struct list_head refresh;	/* priv->refresh_list, table_lock */
 	struct ipoib_dev_priv *priv;
 	struct delayed_work work;	/* refresh and retry queries */
 	unsigned int nr_neigh;		/* under priv->table_lock */
@@ -382,6 +387,8 @@ struct ipoib_dev_priv {
 	struct list_head neigh_list;
 	struct rhashtable paths;
 	struct list_head path_list;
+	struct list_head refresh_list;	/* paths a refresh has yet to ask for */
+	struct delayed_work refresh_work; /* releases them at the paced rate */
 	struct delayed_work gc_work;
 	wait_queue_head_t path_wait;	/* path->querying became false */
 	unsigned long *known_lids;	/* DLIDs of our paths (bitmap, atomic) */

@@ -68,6 +68,7 @@ struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
 	path->last_used = jiffies;
 	path->state = IPOIB_PATH_UNRESOLVED;
 	INIT_DELAYED_WORK(&path->work, ipoib_path_work);
+	INIT_LIST_HEAD(&path->refresh);
 	spin_lock_init(&path->lock);
 	skb_queue_head_init(&path->queue);
 
@@ -415,9 +416,13 @@ static void ipoib_path_work(struct work_struct *work)
  * Fabric changed: ask again for every path, keeping the current AHs. A
  * client reregister or an SM failover reaches every port of the fabric at
  * once, and each would ask for all of its paths: the SA storm of large
- * sites. Paths that have an AH, and so carry traffic meanwhile, are asked
- * for at IPOIB_PATH_REFRESH_PER_SEC (10,000 paths: 20 s); those without
- * one (failed, or never resolved) at once, since their packets wait.
+ * sites. Paths that have an AH, and so carry traffic meanwhile, go on
+ * refresh_list, which refresh_work releases at IPOIB_PATH_REFRESH_PER_SEC
+ * (10,000 paths: 20 s); those without one (failed, or never resolved) are
+ * asked for at once, since their packets wait. One delayed work per path
+ * at its own time would not do: the timer wheel batches far timers (at
+ * HZ=250, those 16 s or more ahead fire in 2-s groups: 1,024 queries at
+ * once).
  */
 void ipoib_path_refresh_all(struct ipoib_dev_priv *priv)
 {
@@ -426,21 +431,54 @@ void ipoib_path_refresh_all(struct ipoib_dev_priv *priv)
 
 	spin_lock_bh(&priv->table_lock);
 	list_for_each_entry(path, &priv->path_list, list) {
-		unsigned long delay = 0;
-
 		spin_lock(&path->lock);
 		path->backoff_ms = 0;
-		if (rcu_access_pointer(path->ah))
-			delay = n++ * HZ / IPOIB_PATH_REFRESH_PER_SEC;
-		path->retry_at = jiffies + delay;
 		if (path->state == IPOIB_PATH_FAILED)
 			path->state = IPOIB_PATH_UNRESOLVED;
 		/* a query out now asks again when it ends */
 		path->want_query = true;
-		if (!path->querying)
-			mod_delayed_work(priv->wq, &path->work, delay);
+		if (rcu_access_pointer(path->ah)) {
+			/* until refresh_work releases it (the AH in use meanwhile) */
+			path->retry_at = jiffies + n++ * HZ / IPOIB_PATH_REFRESH_PER_SEC + HZ;
+			list_move_tail(&path->refresh, &priv->refresh_list);
+		} else {
+			path->retry_at = jiffies;
+			list_del_init(&path->refresh);
+			if (!path->querying)
+				mod_delayed_work(priv->wq, &path->work, 0);
+		}
 		spin_unlock(&path->lock);
 	}
+	if (n)
+		mod_delayed_work(priv->wq, &priv->refresh_work, 0);
+	spin_unlock_bh(&priv->table_lock);
+}
+
+/* Release the next batch of refresh_list's paths to their query work. */
+static void ipoib_path_refresh_work(struct work_struct *work)
+{
+	struct ipoib_dev_priv *priv = container_of(to_delayed_work(work),
+						   struct ipoib_dev_priv,
+						   refresh_work);
+	unsigned int n = IPOIB_PATH_REFRESH_PER_SEC /
+			 IPOIB_PATH_REFRESH_TICKS_PER_SEC;
+	struct ipoib_path *path;
+
+	spin_lock_bh(&priv->table_lock);
+	while (n-- &&
+	       (path = list_first_entry_or_null(&priv->refresh_list,
+						struct ipoib_path, refresh))) {
+		list_del_init(&path->refresh);
+		spin_lock(&path->lock);
+		path->retry_at = jiffies;
+		/* a query out now asks again itself when it ends */
+		if (path->want_query && !path->querying && !path->dead)
+			mod_delayed_work(priv->wq, &path->work, 0);
+		spin_unlock(&path->lock);
+	}
+	if (!list_empty(&priv->refresh_list))
+		queue_delayed_work(priv->wq, &priv->refresh_work,
+				   max(HZ / IPOIB_PATH_REFRESH_TICKS_PER_SEC, 1));
 	spin_unlock_bh(&priv->table_lock);
 }
 
@@ -529,6 +567,7 @@ static void ipoib_path_unlink(struct ipoib_dev_priv *priv,
 	lockdep_assert_held(&priv->table_lock);
 	rhashtable_remove_fast(&priv->paths, &path->node, ipoib_path_params);
 	list_move(&path->list, dead);
+	list_del_init(&path->refresh);
 	spin_lock(&path->lock);
 	path->dead = true;
 	spin_unlock(&path->lock);
@@ -634,6 +673,8 @@ int ipoib_path_init(struct ipoib_dev_priv *priv)
 	int ret;
 
 	INIT_LIST_HEAD(&priv->path_list);
+	INIT_LIST_HEAD(&priv->refresh_list);
+	INIT_DELAYED_WORK(&priv->refresh_work, ipoib_path_refresh_work);
 	init_waitqueue_head(&priv->path_wait);
 	INIT_WORK(&priv->lid_work, ipoib_path_lid_work);
 	priv->known_lids = bitmap_zalloc(IPOIB_LID_UNICAST_END, GFP_KERNEL);
@@ -649,6 +690,7 @@ int ipoib_path_init(struct ipoib_dev_priv *priv)
 void ipoib_path_cleanup(struct ipoib_dev_priv *priv)
 {
 	cancel_work_sync(&priv->lid_work);
+	cancel_delayed_work_sync(&priv->refresh_work);
 	ipoib_path_flush(priv);
 	rhashtable_destroy(&priv->paths);
 	bitmap_free(priv->known_lids);
