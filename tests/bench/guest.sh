@@ -166,7 +166,7 @@ fi
 # --- cold resolution of N destinations ---
 slab_kb() { awk '/^Slab:/ { print $2 }' /proc/meminfo; }
 resolve_n() {	# resolve_n N FIRST_LID BASE_IP
-	local n=$1 lid0=$2 ip0=$3 d0 p0 s0 out
+	local n=$1 lid0=$2 ip0=$3 d0 p0 s0 ns0 out
 	d0=$(sib_counter sib0 drop_no_route)
 	# the SA learns the N simulated hosts; its N answers go nowhere
 	if ! $B/resolve learn "$(sib sib0 inject)" 1 "$lid0" "$n" ||
@@ -178,6 +178,7 @@ resolve_n() {	# resolve_n N FIRST_LID BASE_IP
 	sync
 	s0=$(slab_kb)
 	p0=$(sa_counter path_get)
+	ns0=$(sa_counter path_get_ns)
 	if ! ip -n a -batch $RES/neigh.$n; then
 		fail "resolve $n: add $n neighbours" "ip -batch failed"
 		return
@@ -189,6 +190,10 @@ resolve_n() {	# resolve_n N FIRST_LID BASE_IP
 	metric "resolve${n}_send_ms" "$(awk -v ns="$8" 'BEGIN { printf "%.1f\n", ns / 1e6 }')"
 	metric "resolve${n}_done" "$4"
 	metric "resolve${n}_sa_queries" "$(($(sa_counter path_get) - p0))"
+	# the SA's own time for those queries (softib's path_get_ns): the part
+	# of the resolution no driver can take out
+	metric "resolve${n}_sa_ms" "$(awk -v ns="$(($(sa_counter path_get_ns) - ns0))" \
+		'BEGIN { printf "%.1f\n", ns / 1e6 }')"
 	metric "resolve${n}_slab_B_per_neigh" "$(( ($(slab_kb) - s0) * 1024 / n ))"
 	if [ "$4" -ge "$n" ]; then
 		ok "resolve $n destinations"
@@ -196,9 +201,36 @@ resolve_n() {	# resolve_n N FIRST_LID BASE_IP
 		fail "resolve $n destinations" "only $4 of $n resolved in 60 s"
 	fi
 }
+# slab_shared MODE LID BASE_IP: 1000 neighbours at one GID (LID), with
+# 1000 QPNs (MODE qpn: 1000 driver neighbours, one path) or one address
+# (MODE same: one driver neighbour, one path); their slab growth per
+# neighbour against resolve_n's (1000 GIDs) splits it into the kernel's
+# neighbour, the driver's neighbour and its path with its AH (bench.rst)
+slab_shared() {
+	local out s0 d0
+	d0=$(sib_counter sib0 drop_no_route)
+	$B/resolve learn "$(sib sib0 inject)" 1 "$2" 1
+	wait_for 10 sh -c "[ \$(awk '\$1 == \"drop_no_route\" { print \$2 }' $(sib sib0 counters)) -gt $d0 ]"
+	$B/resolve neigh ib0 "$3" "$2" 1000 "$1" >$RES/neigh.$1
+	sync
+	s0=$(slab_kb)
+	if ! ip -n a -batch $RES/neigh.$1; then
+		fail "slab $1: add 1000 neighbours" "ip -batch failed"
+		return
+	fi
+	# the path first (one packet), so that the 1000 do not all wait in
+	# the one path's bounded queue
+	$B/resolve /run/netns/a "$3" 1 "$(sib sib0 counters)" 10000 >/dev/null
+	out=$($B/resolve /run/netns/a "$3" 1000 "$(sib sib0 counters)" 60000)
+	set -- "$1" $out
+	metric "slab1000_$1_B_per_neigh" "$(( ($(slab_kb) - s0) * 1024 / 1000 ))"
+	[ "$5" -ge 1000 ] || fail "slab $1: 1000 sends" "only $5 reached the fabric"
+}
 if step resolve; then
 	resolve_n 100 4096 198.18.16.0
 	resolve_n 1000 8192 198.19.0.0
+	slab_shared qpn 14336 198.19.32.0
+	slab_shared same 14337 198.19.48.0
 fi
 
 # --- scale: 10,000 destinations, warm transmit cost, a reregister storm ---
@@ -210,6 +242,32 @@ warm_n() {	# warm_n N BASE_IP: send again to N resolved destinations
 	set -- "$1" $out
 	metric "warm${1}_send_ns_per_pkt" "$(($9 / $1))"
 	metric "warm${1}_ns_per_pkt" "$(($7 / $1))"
+}
+# gc_pass: how long one pass of the driver's periodic neighbour GC takes
+# with 10,000 live neighbours and paths (ours every 10 s, stock every ARP
+# gc_interval, 30 s): the function_graph tracer's duration of the work
+# function, depth 1 (both walk their table under a spinlock with softirqs
+# or interrupts off: the transmit path waits that long)
+gc_pass() {
+	local t=/sys/kernel/tracing fn=ipoib_neigh_gc us
+	[ "$IPOIB_DRIVER" = stock ] && fn=ipoib_reap_neigh
+	[ -e $t/trace ] || mount -t tracefs nodev $t 2>/dev/null
+	if ! echo "$fn" >$t/set_graph_function 2>/dev/null; then
+		fail "gc pass" "cannot trace $fn"
+		return
+	fi
+	echo 1 >$t/max_graph_depth
+	echo >$t/trace
+	echo function_graph >$t/current_tracer
+	if wait_for 40 grep -q "$fn" $t/trace; then
+		us=$(grep "$fn" $t/trace | head -n 1 | sed -n 's/.* \([0-9][0-9.]*\) us .*/\1/p')
+		metric gc10000_pass_us "${us:-}"
+	else
+		fail "gc pass" "$fn did not run within 40 s"
+	fi
+	echo nop >$t/current_tracer
+	echo >$t/set_graph_function
+	echo 0 >$t/max_graph_depth
 }
 if step scale && [ "${BENCH_OFFLOAD:-on}" = on ]; then
 	resolve_n 10000 16384 198.18.32.0
@@ -259,6 +317,7 @@ if step scale && [ "${BENCH_OFFLOAD:-on}" = on ]; then
 	metric rereg_resend10000_ms "$(awk -v ns="$6" 'BEGIN { printf "%.1f\n", ns / 1e6 }')"
 	metric rereg_resend10000_done "$4"
 	metric rereg_resend10000_queries "$(($(sa_counter path_get) - p1))"
+	gc_pass
 	ok "scale"
 fi
 

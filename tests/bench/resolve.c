@@ -3,7 +3,7 @@
  * make bench, guest side: cold resolution of N destinations.
  *
  *   resolve learn INJECT_FILE SM_LID FIRST_LID N
- *   resolve neigh IFNAME BASE_IPV4 FIRST_LID N
+ *   resolve neigh IFNAME BASE_IPV4 FIRST_LID N [qpn|same]
  *   resolve NETNS BASE_IPV4 N COUNTERS_FILE TIMEOUT_MS
  *
  * "learn" makes softib's SA know N simulated hosts: for each LID FIRST_LID + i
@@ -14,7 +14,9 @@
  * Its answer goes to a LID no port holds and counts as drop_no_route on the
  * SM's device.
  * "neigh" prints an `ip -batch` file of N permanent neighbours BASE_IPV4 + i
- * -> QPN 0x48 + that GID.
+ * -> QPN 0x48 + that GID; with "qpn", all N at the GID of FIRST_LID, with
+ * the QPNs 0x100 + i (N driver neighbours, one path); with "same", all N
+ * at one address (one driver neighbour, one path).
  * The last form opens COUNTERS_FILE (softib's per-device counters of the sending port, in
  * debugfs, which `ip netns exec` would hide), enters the network namespace
  * NETNS (a /run/netns/ path), sends one UDP datagram to each of the N
@@ -64,8 +66,9 @@ static long long read_counter(int fd, const char *name)
 }
 
 #define SUBNET_PREFIX	0xfe80000000000000ULL
-#define LLADDR_PREFIX	"00:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:a0"
+#define LLADDR_GID	":fe:80:00:00:00:00:00:00:00:02:c9:03:00:a0"
 #define GUID_BASE	0x0002c90300a00000ULL
+#define IP_CMD		"neigh replace"
 
 static void put_be16(unsigned char *p, unsigned int v)
 {
@@ -161,18 +164,23 @@ static int learn(const char *inject, unsigned int sm_lid, unsigned int lid0, uns
 	return 0;
 }
 
-static int neigh(const char *ifname, const char *base_ip, unsigned int lid0, unsigned int n)
+static int neigh(const char *ifname, const char *base_ip, unsigned int lid0, unsigned int n,
+		 const char *mode)
 {
 	in_addr_t base = ntohl(inet_addr(base_ip));
+	int qpn_mode = mode && !strcmp(mode, "qpn");
+	int same = mode && !strcmp(mode, "same");
+	unsigned int i, lid, qpn;
 	struct in_addr a;
-	unsigned int i, lid;
 
 	for (i = 0; i < n; i++) {
 		a.s_addr = htonl(base + i);
-		lid = lid0 + i;
-		/* QPN 0x000048, GID fe80::2:c903:a0:LID */
-		printf("%s %s lladdr %s:%02x:%02x dev %s nud permanent\n", "neigh replace",
-		       inet_ntoa(a), LLADDR_PREFIX, lid >> 8 & 0xff, lid & 0xff, ifname);
+		lid = qpn_mode || same ? lid0 : lid0 + i;
+		qpn = qpn_mode ? 0x100 + i : 0x48;
+		/* QPN, GID fe80::2:c903:a0:LID */
+		printf("%s %s lladdr 00:%02x:%02x:%02x%s:%02x:%02x dev %s nud permanent\n", IP_CMD,
+		       inet_ntoa(a), qpn >> 16 & 0xff, qpn >> 8 & 0xff, qpn & 0xff, LLADDR_GID,
+		       lid >> 8 & 0xff, lid & 0xff, ifname);
 	}
 	return 0;
 }
@@ -188,8 +196,9 @@ int main(int argc, char **argv)
 
 	if (argc == 6 && !strcmp(argv[1], "learn"))
 		return learn(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-	if (argc == 6 && !strcmp(argv[1], "neigh"))
-		return neigh(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "neigh"))
+		return neigh(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]),
+			     argc == 7 ? argv[6] : NULL);
 	if (argc != 6) {
 		fprintf(stderr, "usage: %s NETNS BASE_IPV4 N COUNTERS_FILE TIMEOUT_MS\n", argv[0]);
 		return 2;

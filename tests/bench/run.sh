@@ -168,12 +168,17 @@ END {
 			add(d SUBSEP "udp64_dev_ceil", per[r, d, "udp64_dev_rx_pps"] / per[r, d, "ceil_small_pps"])
 		if ((r, d, "cm_tcp1_bps") in per && per[r, d, "tcp1_bps"] > 0)
 			add(d SUBSEP "cm_over_dg", per[r, d, "cm_tcp1_bps"] / per[r, d, "tcp1_bps"])
+		# the slab per neighbour split (slab_shared in guest.sh)
+		if ((r, d, "resolve1000_slab_B_per_neigh") in per && (r, d, "slab1000_qpn_B_per_neigh") in per)
+			add(d SUBSEP "slab_B_per_path", per[r, d, "resolve1000_slab_B_per_neigh"] - per[r, d, "slab1000_qpn_B_per_neigh"])
+		if ((r, d, "slab1000_qpn_B_per_neigh") in per && (r, d, "slab1000_same_B_per_neigh") in per)
+			add(d SUBSEP "slab_B_per_drv_neigh", per[r, d, "slab1000_qpn_B_per_neigh"] - per[r, d, "slab1000_same_B_per_neigh"])
 		for (n = 100; n <= 10000; n *= 10)
 			if ((r, d, "resolve" n "_sa_queries") in per)
 				add(d SUBSEP "resolve" n "_q_per_gid", per[r, d, "resolve" n "_sa_queries"] / n)
 	}
 	# name, label, unit scale, precision, better (h/l), target ours/stock, ceiling key
-	nm = split("tcp1_bps tcp4_bps cm_tcp1_bps cm_over_dg tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
+	nm = split("tcp1_bps tcp4_bps cm_tcp1_bps cm_over_dg tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve1000_sa_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh slab_B_per_path slab_B_per_drv_neigh slab1000_same_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt gc10000_pass_us rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
 	L["tcp1_bps"] = "TCP 1 stream (Mbit/s)";	S["tcp1_bps"] = 1e6;	P["tcp1_bps"] = 1;	G["tcp1_bps"] = ">= 1.3";	C["tcp1_bps"] = "tcp1_ceil"
 	L["tcp4_bps"] = "TCP 4 streams (Mbit/s)";	S["tcp4_bps"] = 1e6;	P["tcp4_bps"] = 1;	G["tcp4_bps"] = ">= 1.3";	C["tcp4_bps"] = "tcp4_ceil"
 	L["cm_tcp1_bps"] = "TCP 1, connected (Mbit/s)";	S["cm_tcp1_bps"] = 1e6;	P["cm_tcp1_bps"] = 1;	G["cm_tcp1_bps"] = ""
@@ -186,6 +191,11 @@ END {
 	L["resolve100_ms"] = "resolve 100 dst (ms)";	S["resolve100_ms"] = 1;	P["resolve100_ms"] = 1;	G["resolve100_ms"] = ""
 	L["resolve1000_ms"] = "resolve 1000 dst (ms)";	S["resolve1000_ms"] = 1;	P["resolve1000_ms"] = 1;	G["resolve1000_ms"] = "<= 0.8"
 	L["resolve1000_send_ms"] = "  of which sendto loop (ms)";	S["resolve1000_send_ms"] = 1;	P["resolve1000_send_ms"] = 1;	G["resolve1000_send_ms"] = ""
+	L["resolve1000_sa_ms"] = "  of which in the SA (ms)";	S["resolve1000_sa_ms"] = 1;	P["resolve1000_sa_ms"] = 1;	G["resolve1000_sa_ms"] = ""
+	L["slab_B_per_path"] = "  path + AH (B)";	S["slab_B_per_path"] = 1;	P["slab_B_per_path"] = 0;	G["slab_B_per_path"] = ""
+	L["slab_B_per_drv_neigh"] = "  driver neighbour (B)";	S["slab_B_per_drv_neigh"] = 1;	P["slab_B_per_drv_neigh"] = 0;	G["slab_B_per_drv_neigh"] = ""
+	L["slab1000_same_B_per_neigh"] = "  kernel neighbour (B)";	S["slab1000_same_B_per_neigh"] = 1;	P["slab1000_same_B_per_neigh"] = 0;	G["slab1000_same_B_per_neigh"] = ""
+	L["gc10000_pass_us"] = "GC pass, 10000 neigh (us)";	S["gc10000_pass_us"] = 1;	P["gc10000_pass_us"] = 0;	G["gc10000_pass_us"] = ""
 	L["resolve100_q_per_gid"] = "SA queries/GID (100)";	S["resolve100_q_per_gid"] = 1;	P["resolve100_q_per_gid"] = 2;	G["resolve100_q_per_gid"] = "ours == 1"
 	L["resolve1000_q_per_gid"] = "SA queries/GID (1000)";	S["resolve1000_q_per_gid"] = 1;	P["resolve1000_q_per_gid"] = 2;	G["resolve1000_q_per_gid"] = "ours == 1"
 	L["resolve1000_slab_B_per_neigh"] = "slab B/neighbour (1000)";	S["resolve1000_slab_B_per_neigh"] = 1;	P["resolve1000_slab_B_per_neigh"] = 0;	G["resolve1000_slab_B_per_neigh"] = "<= 1.0"
@@ -195,7 +205,7 @@ END {
 	L["warm100_send_ns_per_pkt"] = "xmit ns/pkt, 100 dst";	S["warm100_send_ns_per_pkt"] = 1;	P["warm100_send_ns_per_pkt"] = 0;	G["warm100_send_ns_per_pkt"] = ""
 	L["warm1000_send_ns_per_pkt"] = "xmit ns/pkt, 1000 dst";	S["warm1000_send_ns_per_pkt"] = 1;	P["warm1000_send_ns_per_pkt"] = 0;	G["warm1000_send_ns_per_pkt"] = ""
 	L["warm10000_send_ns_per_pkt"] = "xmit ns/pkt, 10000 dst";	S["warm10000_send_ns_per_pkt"] = 1;	P["warm10000_send_ns_per_pkt"] = 0;	G["warm10000_send_ns_per_pkt"] = "flat"
-	L["rereg_path_queries"] = "rereg: SA path queries";	S["rereg_path_queries"] = 1;	P["rereg_path_queries"] = 0;	G["rereg_path_queries"] = "<= 10000"
+	L["rereg_path_queries"] = "rereg: SA path queries";	S["rereg_path_queries"] = 1;	P["rereg_path_queries"] = 0;	G["rereg_path_queries"] = "1 per path"
 	L["rereg_peak_qps"] = "rereg: peak queries/s";	S["rereg_peak_qps"] = 1;	P["rereg_peak_qps"] = 0;	G["rereg_peak_qps"] = "ours ~500"
 	L["rereg_settle_ms"] = "rereg: last query (ms)";	S["rereg_settle_ms"] = 1;	P["rereg_settle_ms"] = 0;	G["rereg_settle_ms"] = ""
 	L["rereg_ping_lost"] = "rereg: pings lost /1500";	S["rereg_ping_lost"] = 1;	P["rereg_ping_lost"] = 0;	G["rereg_ping_lost"] = "0"

@@ -181,6 +181,7 @@ enum softib_sa_counter {
 	SOFTIB_SA_CNT_DROPPED,
 	SOFTIB_SA_CNT_ERRORED,
 	SOFTIB_SA_CNT_BAD_REQUEST,
+	SOFTIB_SA_CNT_PATH_GET_NS,
 	SOFTIB_SA_NR_COUNTERS
 };
 
@@ -193,6 +194,8 @@ static const char * const softib_sa_counter_names[SOFTIB_SA_NR_COUNTERS] = {
 	[SOFTIB_SA_CNT_DROPPED]		= "dropped",
 	[SOFTIB_SA_CNT_ERRORED]		= "errored",
 	[SOFTIB_SA_CNT_BAD_REQUEST]	= "bad_request",
+	/* the SA's own time for PathRecord GETs, request in to answer out */
+	[SOFTIB_SA_CNT_PATH_GET_NS]	= "path_get_ns",
 };
 
 /* sa_bad: how to spoil successful join answers */
@@ -1278,6 +1281,7 @@ bool softib_sa_handle(struct softib_dev *sm, const struct softib_pkt *req)
 {
 	const struct ib_mad_hdr *hdr = (const struct ib_mad_hdr *)req->data;
 	struct softib_sa_req r = { .pkt = req };
+	u64 t0 = ktime_get_ns();
 	struct softib_pkt *resp;
 	int min_mtu;
 	u16 status;
@@ -1330,6 +1334,9 @@ bool softib_sa_handle(struct softib_dev *sm, const struct softib_pkt *req)
 				      req->slid, status);
 	}
 	softib_sa_answer(sm, resp);
+	if (hdr->attr_id == cpu_to_be16(IB_SA_ATTR_PATH_REC))
+		atomic64_add(ktime_get_ns() - t0,
+			     &softib_sa.counters[SOFTIB_SA_CNT_PATH_GET_NS]);
 	return true;
 }
 
