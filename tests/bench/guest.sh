@@ -229,8 +229,8 @@ slab_shared() {
 if step resolve; then
 	resolve_n 100 4096 198.18.16.0
 	resolve_n 1000 8192 198.19.0.0
-	slab_shared qpn 14336 198.19.32.0
-	slab_shared same 14337 198.19.48.0
+	slab_shared qpn 16128 198.19.32.0
+	slab_shared same 16129 198.19.48.0
 fi
 
 # --- scale: 10,000 destinations, warm transmit cost, a reregister storm ---
@@ -327,7 +327,7 @@ fi
 prof() {
 	local title=$1 rep="/usr/bin/perf report -i $RES/perf.data --stdio --no-children"
 	shift
-	/usr/bin/perf record -q -a -g -e cpu-clock -F 999 -o $RES/perf.data -- "$@" >/dev/null 2>&1
+	/usr/bin/perf record -q -a -g -e cpu-clock -F 2999 -o $RES/perf.data -- "$@" >/dev/null 2>&1
 	{
 		echo "=== $IPOIB_DRIVER: perf record -a during $title, by task"
 		$rep -g none --sort comm --percent-limit 1 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 12
@@ -352,14 +352,14 @@ if [ "${BENCH_PROFILE:-0}" = 1 ] && [ -x /usr/bin/perf ]; then
 		/usr/sbin/ip netns exec a iperf3 -c 192.0.2.2 -p 5201 -t "$T"
 	step ping && prof "100 pings at 10 ms" \
 		/usr/sbin/ip netns exec a ping -q -c 100 -i 0.01 -W 1 192.0.2.2
-	# a third, fresh set of 1000 destinations (LIDs 0x3000 + i)
+	# a fresh set of 3000 destinations (LIDs 0x3000 + i), for samples enough
 	d0=$(sib_counter sib0 drop_no_route)
-	if step resolve && $B/resolve learn "$(sib sib0 inject)" 1 12288 1000 &&
-	   wait_for 60 sh -c "[ \$(awk '\$1 == \"drop_no_route\" { print \$2 }' $(sib sib0 counters)) -ge $((d0 + 1000)) ]"; then
-		$B/resolve neigh ib0 198.19.16.0 12288 1000 >$RES/neigh.prof &&
+	if step resolve && $B/resolve learn "$(sib sib0 inject)" 1 12288 3000 &&
+	   wait_for 60 sh -c "[ \$(awk '\$1 == \"drop_no_route\" { print \$2 }' $(sib sib0 counters)) -ge $((d0 + 3000)) ]"; then
+		$B/resolve neigh ib0 198.19.16.0 12288 3000 >$RES/neigh.prof &&
 			ip -n a -batch $RES/neigh.prof &&
-			prof "cold resolution of 1000 destinations" \
-				$B/resolve /run/netns/a 198.19.16.0 1000 "$(sib sib0 counters)" 60000
+			prof "cold resolution of 3000 destinations" \
+				$B/resolve /run/netns/a 198.19.16.0 3000 "$(sib sib0 counters)" 60000
 	fi
 	ok "profile"
 fi
