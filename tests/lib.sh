@@ -429,9 +429,29 @@ tcp_echo_serve() {
 		nc -l -p "$2" -e /bin/cat </dev/null >/dev/null 2>&1 &
 		wait_for 10 sh -c "ss -Hltn | grep -q ':$2 '"
 	else
-		in_host "$1" nc -l -p "$2" -e /bin/cat </dev/null >/dev/null 2>&1 &
+		# a command, not in_host: ash leaves a backgrounded function's
+		# stdout on the caller's, and check's $(...) would wait for nc
+		/usr/sbin/ip netns exec "$1" nc -l -p "$2" -e /bin/cat </dev/null >/dev/null 2>&1 &
 		wait_for 10 sh -c "/usr/sbin/ip netns exec $1 ss -Hltn | grep -q ':$2 '"
 	fi
+}
+
+# tcp_echo_client NS|- ADDR PORT TX RX SECS: send the file TX over TCP from
+# NS ("-": here) to the echo server at ADDR:PORT and write what comes back
+# to RX, reading while writing; at most SECS seconds. Not busybox nc's own
+# pump (nc ADDR PORT <TX >RX): it blocks in its socket write and reads
+# nothing meanwhile, so against an echo server both directions can fill
+# up and wait for each other forever once the data outgrows the socket
+# buffers (a window deadlock: seen under 6.12 with the stock driver's
+# large receive truesize, 532 KiB of 4 MiB back and then nothing). Here
+# the data goes out from one process and comes back into another, both on
+# the socket nc connected (-e), and a timeout takes both down.
+tcp_echo_client() {
+	local pre= n
+	[ "$1" = - ] || pre="/usr/sbin/ip netns exec $1"
+	n=$(wc -c <"$4")
+	$pre timeout "$6" nc "$2" "$3" -e /bin/sh -c \
+		"exec 3<&0; cat $4 & c=\$!; head -c $n <&3 >$5 & h=\$!; trap 'kill \$c \$h 2>/dev/null' TERM; wait \$h; wait \$c"
 }
 
 # tcp_echo_check NAME NS|- ADDR PORT KIB: send KIB KiB of random data over
@@ -442,11 +462,7 @@ tcp_echo_check() {
 	head -c $((kib * 1024)) /dev/urandom >"$tx"
 	rm -f "$rx"
 	t0=$(_t_now_ds)
-	if [ "$ns" = - ]; then
-		timeout 120 nc "$addr" "$port" <"$tx" >"$rx" 2>/dev/null
-	else
-		in_host "$ns" sh -c "timeout 120 nc $addr $port <$tx >$rx 2>/dev/null"
-	fi
+	tcp_echo_client "$ns" "$addr" "$port" "$tx" "$rx" 120 2>/dev/null
 	t=$(($(_t_now_ds) - t0))
 	sa=$(sha256sum <"$tx" | cut -c1-64)
 	sb=$(sha256sum <"$rx" 2>/dev/null | cut -c1-64)

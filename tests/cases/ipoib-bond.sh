@@ -78,7 +78,7 @@ check "b knows bond0 by $first's address" b_neigh_is "$first"
 tcp_echo_serve b 5202
 head -c $((8 * 1024 * 1024)) /dev/urandom >/tmp/bond.tx
 r0=$(sib_counter sib2 rx_packets)
-in_host a sh -c "timeout 120 nc 10.9.0.2 5202 </tmp/bond.tx >/tmp/bond.rx 2>/dev/null" &
+tcp_echo_client a 10.9.0.2 5202 /tmp/bond.tx /tmp/bond.rx 120 2>/dev/null &
 echo_pid=$!
 check_wait "the transfer is under way" 20 sib_counter_ge sib2 rx_packets $((r0 + 400))
 check "port of $first down (softib $dfirst)" sh -c "echo down >$(sib $dfirst state)"

@@ -173,7 +173,7 @@ check "barrier: switch server up" vm_barrier swserve 120
 if [ "$VM_ID" = 0 ]; then
 	head -c $((32 * 1024 * 1024)) /dev/urandom >/tmp/sw.tx
 	rm -f /tmp/sw.rx /tmp/sw.done
-	(timeout 240 nc "10.88.0.$PEER" 5206 </tmp/sw.tx >/tmp/sw.rx 2>/dev/null
+	(tcp_echo_client - "10.88.0.$PEER" 5206 /tmp/sw.tx /tmp/sw.rx 240 2>/dev/null
 	 echo $? >/tmp/sw.done) </dev/null >/dev/null 2>&1 &
 	check_wait "VM0: the stream is under way (bytes echoed)" 30 test -s /tmp/sw.rx
 fi

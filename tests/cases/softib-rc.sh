@@ -309,7 +309,7 @@ tcp_echo_check "after the SM restart" a 10.11.0.2 7011 1024
 head -c $((8 * 1024 * 1024)) /dev/urandom >/tmp/cm.tx
 rm -f /tmp/cm.rx /tmp/cm.done
 tcp_echo_serve b 7012
-(in_host a sh -c "timeout 240 nc 10.11.0.2 7012 </tmp/cm.tx >/tmp/cm.rx 2>/dev/null"
+(tcp_echo_client a 10.11.0.2 7012 /tmp/cm.tx /tmp/cm.rx 240 2>/dev/null
  echo $? >/tmp/cm.done) </dev/null >/dev/null 2>&1 &
 check_wait "TCP stream under way (bytes echoed)" 30 test -s /tmp/cm.rx
 check "while TCP runs: ib0 to datagram" in_host a ip link set ib0 type ipoib mode datagram
