@@ -138,8 +138,12 @@ if step tcp; then
 	wait_for 20 in_host a ping -c 1 -W 2 192.0.2.2 || fail "datagram mode again" "no ping"
 fi
 rx_pkts() { in_host b cat /sys/class/net/ib1/statistics/rx_packets; }
+rcvbuf_errs() { in_host b cat /proc/net/snmp | awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { print $6 }'; }
 r0=$(rx_pkts)
+e0=$(rcvbuf_errs)
 if step udp && iperf udp64 -u -l 64 -b 0; then
+	# datagrams the iperf3 server's socket had no room for
+	metric udp64_rcvbuf_errors_ps "$(awk -v n="$(($(rcvbuf_errs) - e0))" -v t="$T" 'BEGIN { printf "%d\n", n / t }')"
 	# what the driver handed to the stack, whether or not iperf3 kept up
 	metric udp64_dev_rx_pps "$(awk -v n="$(($(rx_pkts) - r0))" -v t="$T" 'BEGIN { printf "%d\n", n / t }')"
 	b=$(json_get $RES/udp64.json sum_received bytes)
@@ -350,6 +354,8 @@ if [ "${BENCH_PROFILE:-0}" = 1 ] && [ -x /usr/bin/perf ]; then
 	echo 0 >/proc/sys/kernel/kptr_restrict
 	step tcp && prof "iperf3 TCP 1 stream ($T s)" \
 		/usr/sbin/ip netns exec a iperf3 -c 192.0.2.2 -p 5201 -t "$T"
+	step udp && prof "iperf3 UDP 64 B ($T s)" \
+		/usr/sbin/ip netns exec a iperf3 -c 192.0.2.2 -p 5201 -u -l 64 -b 0 -t "$T"
 	step ping && prof "100 pings at 10 ms" \
 		/usr/sbin/ip netns exec a ping -q -c 100 -i 0.01 -W 1 192.0.2.2
 	# a fresh set of 3000 destinations (LIDs 0x3000 + i), for samples enough

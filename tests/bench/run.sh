@@ -178,7 +178,7 @@ END {
 				add(d SUBSEP "resolve" n "_q_per_gid", per[r, d, "resolve" n "_sa_queries"] / n)
 	}
 	# name, label, unit scale, precision, better (h/l), target ours/stock, ceiling key
-	nm = split("tcp1_bps tcp4_bps cm_tcp1_bps cm_over_dg tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve1000_sa_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh slab_B_per_path slab_B_per_drv_neigh slab1000_same_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt gc10000_pass_us rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
+	nm = split("tcp1_bps tcp4_bps cm_tcp1_bps cm_over_dg tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps udp64_rcvbuf_errors_ps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve1000_sa_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh slab_B_per_path slab_B_per_drv_neigh slab1000_same_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt gc10000_pass_us rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
 	L["tcp1_bps"] = "TCP 1 stream (Mbit/s)";	S["tcp1_bps"] = 1e6;	P["tcp1_bps"] = 1;	G["tcp1_bps"] = ">= 1.3";	C["tcp1_bps"] = "tcp1_ceil"
 	L["tcp4_bps"] = "TCP 4 streams (Mbit/s)";	S["tcp4_bps"] = 1e6;	P["tcp4_bps"] = 1;	G["tcp4_bps"] = ">= 1.3";	C["tcp4_bps"] = "tcp4_ceil"
 	L["cm_tcp1_bps"] = "TCP 1, connected (Mbit/s)";	S["cm_tcp1_bps"] = 1e6;	P["cm_tcp1_bps"] = 1;	G["cm_tcp1_bps"] = ""
@@ -186,6 +186,7 @@ END {
 	L["tcp1_cpu_ns_per_kB"] = "TCP 1 CPU us/MB (guest)";	S["tcp1_cpu_ns_per_kB"] = 1;	P["tcp1_cpu_ns_per_kB"] = 0;	G["tcp1_cpu_ns_per_kB"] = "<= 0.8"
 	L["udp64_pps"] = "UDP 64 B (kpps rcvd)";	S["udp64_pps"] = 1e3;	P["udp64_pps"] = 1;	G["udp64_pps"] = ">= 1.3";	C["udp64_pps"] = "udp64_ceil"
 	L["udp64_dev_rx_pps"] = "UDP 64 B ib1 rx (kpps)";	S["udp64_dev_rx_pps"] = 1e3;	P["udp64_dev_rx_pps"] = 1;	G["udp64_dev_rx_pps"] = "";	C["udp64_dev_rx_pps"] = "udp64_dev_ceil"
+	L["udp64_rcvbuf_errors_ps"] = "  socket full drops (kpps)";	S["udp64_rcvbuf_errors_ps"] = 1e3;	P["udp64_rcvbuf_errors_ps"] = 1;	G["udp64_rcvbuf_errors_ps"] = ""
 	L["rtt_p50_us"] = "ping RTT p50 (us)";	S["rtt_p50_us"] = 1;	P["rtt_p50_us"] = 0;	G["rtt_p50_us"] = "<= 0.9"
 	L["rtt_p99_us"] = "ping RTT p99 (us)";	S["rtt_p99_us"] = 1;	P["rtt_p99_us"] = 0;	G["rtt_p99_us"] = ""
 	L["resolve100_ms"] = "resolve 100 dst (ms)";	S["resolve100_ms"] = 1;	P["resolve100_ms"] = 1;	G["resolve100_ms"] = ""
