@@ -442,8 +442,8 @@ tcp_echo_serve() {
 # pump (nc ADDR PORT <TX >RX): it blocks in its socket write and reads
 # nothing meanwhile, so against an echo server both directions can fill
 # up and wait for each other forever once the data outgrows the socket
-# buffers (a window deadlock: seen under 6.12 with the stock driver's
-# large receive truesize, 532 KiB of 4 MiB back and then nothing). Here
+# buffers (a window deadlock: seen under 6.12 with the stock driver on the
+# client side, 532 KiB of 4 MiB back and then nothing). Here
 # the data goes out from one process and comes back into another, both on
 # the socket nc connected (-e), and a timeout takes both down.
 tcp_echo_client() {
