@@ -425,15 +425,10 @@ pings() { in_host "$1" ping -c 1 -W "${PING_W:-2}" "$2" >/dev/null 2>&1; }
 # tcp_echo_serve NS|- PORT: a TCP echo server for one connection (busybox
 # nc -e cat) in NS ("-": here), in the background; returns when it listens
 tcp_echo_serve() {
-	if [ "$1" = - ]; then
-		nc -l -p "$2" -e /bin/cat </dev/null >/dev/null 2>&1 &
-		wait_for 10 sh -c "ss -Hltn | grep -q ':$2 '"
-	else
-		# a command, not in_host: ash leaves a backgrounded function's
-		# stdout on the caller's, and check's $(...) would wait for nc
-		/usr/sbin/ip netns exec "$1" nc -l -p "$2" -e /bin/cat </dev/null >/dev/null 2>&1 &
-		wait_for 10 sh -c "/usr/sbin/ip netns exec $1 ss -Hltn | grep -q ':$2 '"
-	fi
+	local pre=
+	[ "$1" = - ] || pre="/usr/sbin/ip netns exec $1"
+	$pre nc -l -p "$2" -e /bin/cat </dev/null >/dev/null 2>&1 &
+	wait_for 10 sh -c "$pre ss -Hltn | grep -q ':$2 '"
 }
 
 # tcp_echo_client NS|- ADDR PORT TX RX SECS: send the file TX over TCP from

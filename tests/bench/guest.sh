@@ -138,12 +138,11 @@ if step tcp; then
 	wait_for 20 in_host a ping -c 1 -W 2 192.0.2.2 || fail "datagram mode again" "no ping"
 fi
 rx_pkts() { in_host b cat /sys/class/net/ib1/statistics/rx_packets; }
-rcvbuf_errs() { in_host b cat /proc/net/snmp | awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { print $6 }'; }
 r0=$(rx_pkts)
-e0=$(rcvbuf_errs)
+e0=$(_t_rcvbuf_errors b)
 if step udp && iperf udp64 -u -l 64 -b 0; then
 	# datagrams the iperf3 server's socket had no room for
-	metric udp64_rcvbuf_errors_ps "$(awk -v n="$(($(rcvbuf_errs) - e0))" -v t="$T" 'BEGIN { printf "%d\n", n / t }')"
+	metric udp64_rcvbuf_errors_ps "$(awk -v n="$(($(_t_rcvbuf_errors b) - e0))" -v t="$T" 'BEGIN { printf "%d\n", n / t }')"
 	# what the driver handed to the stack, whether or not iperf3 kept up
 	metric udp64_dev_rx_pps "$(awk -v n="$(($(rx_pkts) - r0))" -v t="$T" 'BEGIN { printf "%d\n", n / t }')"
 	b=$(json_get $RES/udp64.json sum_received bytes)
@@ -169,12 +168,17 @@ fi
 
 # --- cold resolution of N destinations ---
 slab_kb() { awk '/^Slab:/ { print $2 }' /proc/meminfo; }
-resolve_n() {	# resolve_n N FIRST_LID BASE_IP
-	local n=$1 lid0=$2 ip0=$3 d0 p0 s0 ns0 out
+# learn_hosts FIRST_LID N: the SA learns N simulated hosts (resolve.c's
+# learn); true once its N answers have gone nowhere (drop_no_route)
+learn_hosts() {
+	local d0
 	d0=$(sib_counter sib0 drop_no_route)
-	# the SA learns the N simulated hosts; its N answers go nowhere
-	if ! $B/resolve learn "$(sib sib0 inject)" 1 "$lid0" "$n" ||
-	   ! wait_for 60 sh -c "[ \$(awk '\$1 == \"drop_no_route\" { print \$2 }' $(sib sib0 counters)) -ge $((d0 + n)) ]"; then
+	$B/resolve learn "$(sib sib0 inject)" 1 "$1" "$2" &&
+		wait_for 60 sib_counter_ge sib0 drop_no_route $((d0 + $2))
+}
+resolve_n() {	# resolve_n N FIRST_LID BASE_IP
+	local n=$1 lid0=$2 ip0=$3 p0 s0 ns0 out
+	if ! learn_hosts "$lid0" "$n"; then
 		fail "resolve $n: SA learns $n hosts" "inject failed or no answers"
 		return
 	fi
@@ -211,10 +215,8 @@ resolve_n() {	# resolve_n N FIRST_LID BASE_IP
 # neighbour against resolve_n's (1000 GIDs) splits it into the kernel's
 # neighbour, the driver's neighbour and its path with its AH (bench.rst)
 slab_shared() {
-	local out s0 d0
-	d0=$(sib_counter sib0 drop_no_route)
-	$B/resolve learn "$(sib sib0 inject)" 1 "$2" 1
-	wait_for 10 sh -c "[ \$(awk '\$1 == \"drop_no_route\" { print \$2 }' $(sib sib0 counters)) -gt $d0 ]"
+	local out s0
+	learn_hosts "$2" 1 || fail "slab $1: SA learns the host" "inject failed or no answer"
 	$B/resolve neigh ib0 "$3" "$2" 1000 "$1" >$RES/neigh.$1
 	sync
 	s0=$(slab_kb)
@@ -359,9 +361,7 @@ if [ "${BENCH_PROFILE:-0}" = 1 ] && [ -x /usr/bin/perf ]; then
 	step ping && prof "100 pings at 10 ms" \
 		/usr/sbin/ip netns exec a ping -q -c 100 -i 0.01 -W 1 192.0.2.2
 	# a fresh set of 3000 destinations (LIDs 0x3000 + i), for samples enough
-	d0=$(sib_counter sib0 drop_no_route)
-	if step resolve && $B/resolve learn "$(sib sib0 inject)" 1 12288 3000 &&
-	   wait_for 60 sh -c "[ \$(awk '\$1 == \"drop_no_route\" { print \$2 }' $(sib sib0 counters)) -ge $((d0 + 3000)) ]"; then
+	if step resolve && learn_hosts 12288 3000; then
 		$B/resolve neigh ib0 198.19.16.0 12288 3000 >$RES/neigh.prof &&
 			ip -n a -batch $RES/neigh.prof &&
 			prof "cold resolution of 3000 destinations" \
