@@ -163,6 +163,7 @@ enum ipoib_counter {
 	IPOIB_CTR_DROP_MCAST_QUEUE_FULL,/* group still joining, queue full */
 	IPOIB_CTR_PATH_LID_MOVED,	/* a peer's SLID was not our DLID: re-query */
 	IPOIB_CTR_DROP_TOO_BIG,		/* bigger than UD carries: ICMP sent */
+	IPOIB_CTR_CM_SIDR_REFUSED,	/* SIDR REQs for our CM service ID */
 	IPOIB_CTR_NR,
 };
 
@@ -273,6 +274,7 @@ struct ipoib_neigh {
 	struct ipoib_path *path;	/* holds a path->nr_neigh count */
 	unsigned long last_used;	/* jiffies */
 	struct ipoib_cm_tx __rcu *cm_tx; /* connected mode, ipoib_cm.c */
+	bool dead;			/* unlinked: no new cm_tx, ipoib_cm.c */
 	struct rcu_head rcu;
 };
 
@@ -346,6 +348,7 @@ struct ipoib_dev_priv {
 
 	struct mutex op_mutex;		/* QP/CQ state, groups start/stop, see top */
 	bool dying;			/* op_mutex: ipoib_dev_cleanup() began */
+	bool torn_down;			/* rtnl: ipoib_dev_cleanup() ran */
 
 	/* IB resources, created at add, destroyed at remove */
 	struct ib_pd *pd;
@@ -480,6 +483,7 @@ void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb);
 int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 		   u16 pkey);
 void ipoib_dev_cleanup(struct ipoib_dev_priv *priv);
+void ipoib_dev_free(struct ipoib_dev_priv *priv);
 void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr);
 void ipoib_addr_changed(struct ipoib_dev_priv *priv);
 void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier);

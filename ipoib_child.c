@@ -161,7 +161,7 @@ int ipoib_child_get_iflink(const struct net_device *dev)
 
 static void ipoib_child_destructor(struct net_device *dev)
 {
-	ipoib_dev_cleanup(netdev_priv(dev));
+	ipoib_dev_free(netdev_priv(dev));
 }
 
 /*
@@ -188,7 +188,8 @@ static int ipoib_child_add(struct ipoib_dev_priv *ppriv, struct net_device *dev,
 	}
 	ret = register_netdevice(dev);
 	if (ret) {
-		ipoib_dev_cleanup(priv);
+		ipoib_dev_cleanup(priv);	/* unless ndo_uninit ran */
+		ipoib_dev_free(priv);
 		return ret;
 	}
 	/* From here on unregistering frees everything. */
@@ -366,6 +367,15 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 		NL_SET_ERR_MSG(extack, "ipoib: unknown mode");
 		return -EINVAL;
 	}
+	if (data && data[IFLA_IPOIB_MODE] &&
+	    nla_get_u16(data[IFLA_IPOIB_MODE]) == IPOIB_MODE_CONNECTED) {
+		ret = ipoib_cm_supported(ppriv);
+		if (ret) {
+			NL_SET_ERR_MSG(extack,
+				       "ipoib: the HCA cannot do connected mode");
+			return ret;
+		}
+	}
 
 	/* rtnl_create_link() checked IFLA_MTU and put it in dev->mtu. */
 	ret = ipoib_child_add(ppriv, dev, pkey | IPOIB_PKEY_FULL,
@@ -374,7 +384,7 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 		return ret;
 	if (data && data[IFLA_IPOIB_UMCAST])
 		ipoib_set_umcast(priv, nla_get_u16(data[IFLA_IPOIB_UMCAST]));
-	/* registered, not up: a refusal leaves a datagram-mode child */
+	/* registered, not up: checked above, only the mode is set */
 	if (data && data[IFLA_IPOIB_MODE])
 		ipoib_set_mode(priv, nla_get_u16(data[IFLA_IPOIB_MODE]), extack);
 	return 0;

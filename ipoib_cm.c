@@ -605,14 +605,35 @@ err:
 	return ret;
 }
 
-/* ib_cm events of the listener and of the passive connections. */
+/*
+ * ib_cm events of the listener and of the passive connections. The two
+ * kinds of event that make a new cm_id carry the listener's context (our
+ * struct ipoib_cm); every other one belongs to an id we accepted, whose
+ * context is its struct ipoib_cm_rx.
+ */
 static int ipoib_cm_rx_handler(struct ib_cm_id *id,
 			       const struct ib_cm_event *event)
 {
 	struct ipoib_cm_rx *rx;
+	struct ipoib_cm *cm;
 
-	if (event->event == IB_CM_REQ_RECEIVED)
+	switch (event->event) {
+	case IB_CM_REQ_RECEIVED:
 		return ipoib_cm_req(id->context, id, event);
+	case IB_CM_SIDR_REQ_RECEIVED:
+		/*
+		 * RFC 4755 has no datagram service on this ID. Non-zero:
+		 * ib_cm answers with a SIDR REJECT and frees the id, which
+		 * would otherwise wait for our reply for ever.
+		 */
+		cm = id->context;
+		atomic_long_inc(&cm->priv->counters[IPOIB_CTR_CM_SIDR_REFUSED]);
+		ipoib_warn_ratelimited(cm->priv, IPOIB_RL_CM,
+				       "SIDR REQ for the connected-mode service ID refused\n");
+		return -EINVAL;
+	default:
+		break;
+	}
 
 	rx = id->context;
 	netdev_dbg(rx->cm->priv->dev, "passive %p: %s\n", rx,
@@ -1020,13 +1041,30 @@ static void ipoib_cm_tx_detach(struct ipoib_cm_tx *tx)
 	WRITE_ONCE(tx->state, IPOIB_CM_TX_FAILED);
 }
 
-/* The neighbour entry goes (priv->table_lock held): so does its connection. */
+/*
+ * The neighbour entry goes (priv->table_lock held, so inside an RCU read
+ * section): so does its connection. An xmit may be attaching a new one to
+ * it right now, under its cm->lock, from the hash lookup it made before
+ * the entry was unlinked. Each side writes first and reads the other's
+ * write after a full barrier: we mark the entry dead and look for a
+ * connection, xmit attaches its connection and looks for the mark, so at
+ * least one of the two sees the other and detaches it (under that
+ * connection's cm->lock, so a detach by both is harmless). No connection
+ * can then outlive the entry and write into it once it is freed.
+ *
+ * tx and tx->cm are alive here: tx is freed by kfree_rcu(), and the cm
+ * only after ipoib_cm_stop()'s netif_napi_del(), whose synchronize_net()
+ * waits for this section.
+ */
 void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh)
 {
-	struct ipoib_cm_tx *tx = rcu_dereference_protected(neigh->cm_tx, 1);
+	struct ipoib_cm_tx *tx;
 	struct ipoib_cm *cm;
 	unsigned long flags;
 
+	WRITE_ONCE(neigh->dead, true);
+	smp_mb();	/* pairs with ipoib_cm_xmit() */
+	tx = rcu_dereference(neigh->cm_tx);
 	if (!tx)
 		return;
 	cm = tx->cm;
@@ -1268,6 +1306,9 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 	list_add_tail(&tx->list, &cm->tx_list);
 	cm->nr_tx++;
 	rcu_assign_pointer(neigh->cm_tx, tx);
+	smp_mb();	/* pairs with ipoib_cm_neigh_gone() */
+	if (READ_ONCE(neigh->dead))
+		ipoib_cm_tx_detach(tx);	/* cm->work frees it, the skb too */
 	spin_unlock_irqrestore(&cm->lock, flags);
 	ipoib_cm_kick(cm);
 	return true;

@@ -49,6 +49,7 @@ static const char ipoib_stat_names[][ETH_GSTRING_LEN] = {
 	"rc_rx_bytes",
 	"rc_tx_packets",
 	"rc_tx_bytes",
+	"rc_sidr_refused",
 };
 
 static int ipoib_get_sset_count(struct net_device *dev, int sset)
@@ -114,7 +115,8 @@ static void ipoib_get_ethtool_stats(struct net_device *dev,
 	data[i++] = rx[1];
 	data[i++] = tx[0];
 	data[i++] = tx[1];
-	BUILD_BUG_ON(ARRAY_SIZE(ipoib_stat_names) != 23);
+	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_CM_SIDR_REFUSED]);
+	BUILD_BUG_ON(ARRAY_SIZE(ipoib_stat_names) != 24);
 }
 
 /* Mb/s of one lane at the port's active speed; 0 if unknown. */

@@ -471,7 +471,14 @@ static void ipoib_tx_timeout(struct net_device *dev, unsigned int txqueue)
 	ipoib_queue_resync(priv, IPOIB_RESYNC_TX_TIMEOUT);
 }
 
+/* Under rtnl, in unregister_netdevice_many(): see ipoib_dev_cleanup(). */
+static void ipoib_uninit(struct net_device *dev)
+{
+	ipoib_dev_cleanup(netdev_priv(dev));
+}
+
 const struct net_device_ops ipoib_netdev_ops = {
+	.ndo_uninit		= ipoib_uninit,
 	.ndo_open		= ipoib_open,
 	.ndo_stop		= ipoib_stop,
 	.ndo_start_xmit		= ipoib_start_xmit,
@@ -581,9 +588,19 @@ err_destroy_wq:
  * queue it (resync and mcast queue carrier_work); cancel_*_sync() also
  * stops a work item that re-arms itself. The workqueue goes once the
  * paths are freed (their work and the AH reaper run on it), the PD last.
+ *
+ * It runs as ndo_uninit, under rtnl inside unregister_netdevice_many(), so
+ * a removal of the HCA (ipoib_remove_port() takes rtnl) cannot overtake a
+ * child's teardown that another thread's unregistration has begun. Only
+ * the neighbour table outlives it, for the kernel's neighbours freed while
+ * the device waits for its references: ipoib_dev_free() frees it. Called
+ * twice (register_netdevice() failing after ndo_uninit), it does nothing.
  */
 void ipoib_dev_cleanup(struct ipoib_dev_priv *priv)
 {
+	if (priv->torn_down)
+		return;
+	priv->torn_down = true;
 	ib_unregister_event_handler(&priv->event_handler);
 	mutex_lock(&priv->op_mutex);
 	priv->dying = true;
@@ -595,12 +612,19 @@ void ipoib_dev_cleanup(struct ipoib_dev_priv *priv)
 	cancel_delayed_work_sync(&priv->mcast_work);
 	cancel_delayed_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->gc_work);
-	ipoib_neigh_cleanup(priv);
+	ipoib_neigh_flush(priv);
 	ipoib_path_cleanup(priv);
 	destroy_workqueue(priv->wq);	/* drains: the AH reaper ran */
 	ipoib_ib_cleanup(priv);
 	ipoib_mcast_cleanup(priv);
 }
+
+/* What ipoib_dev_cleanup() left: once no kernel neighbour can be freed. */
+void ipoib_dev_free(struct ipoib_dev_priv *priv)
+{
+	ipoib_neigh_cleanup(priv);
+}
+
 
 static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
 {
@@ -628,6 +652,7 @@ static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
 
 err_dev_cleanup:
 	ipoib_dev_cleanup(priv);
+	ipoib_dev_free(priv);
 err_free_netdev:
 	free_netdev(dev);
 	return ERR_PTR(ret);
@@ -637,8 +662,10 @@ err_free_netdev:
  * The children and the parent go in one rtnl section and one
  * unregister_netdevice_many(): a create_child or newlink that waited for
  * rtnl finds the parent unregistered (or gone from the ifindex table) and
- * fails, so no child can outlive its parent. The children's destructors
- * run in rtnl_unlock(), before the parent's own cleanup.
+ * fails, so no child can outlive its parent. Every interface's IB side,
+ * a child's being deleted by another thread included, is gone once this
+ * rtnl section ends (ndo_uninit); what is left is freed in rtnl_unlock()
+ * (the children's destructors) and below (the parent's).
  */
 static void ipoib_remove_port(struct ipoib_dev_priv *priv)
 {
@@ -649,9 +676,9 @@ static void ipoib_remove_port(struct ipoib_dev_priv *priv)
 	ipoib_child_unlink_all(priv, &kill);
 	ipoib_debugfs_remove(priv);
 	unregister_netdevice_queue(dev, &kill);	/* runs ipoib_stop if up */
-	unregister_netdevice_many(&kill);
+	unregister_netdevice_many(&kill);	/* ndo_uninit: the IB side */
 	rtnl_unlock();
-	ipoib_dev_cleanup(priv);
+	ipoib_dev_free(priv);
 	free_netdev(dev);
 }
 

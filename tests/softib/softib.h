@@ -484,6 +484,7 @@ void softib_scatter(const struct softib_rwqe *wqe, u32 off, const void *src, u32
 
 /* softib_rc.c: RC requester and responder, SRQs */
 extern bool softib_srq_enabled;		/* module parameter srq */
+unsigned int softib_max_recv_sge(void);	/* module parameter recv_sge */
 int softib_rc_create(struct softib_qp *qp);
 void softib_rc_destroy(struct softib_qp *qp);
 /* modify_qp: store the RC attributes; caller holds qp->lock */

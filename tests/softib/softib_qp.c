@@ -50,7 +50,7 @@ int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib
 	     (init->qp_type != IB_QPT_UD || !sdev->ud_tso)))
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > SOFTIB_MAX_QP_WR || cap->max_recv_wr > SOFTIB_MAX_QP_WR ||
-	    cap->max_send_sge > SOFTIB_MAX_SEND_SGE || cap->max_recv_sge > SOFTIB_MAX_RECV_SGE ||
+	    cap->max_send_sge > SOFTIB_MAX_SEND_SGE || cap->max_recv_sge > softib_max_recv_sge() ||
 	    cap->max_inline_data > 4096)
 		return -EINVAL;
 	/* with an SRQ the QP has no receive queue of its own */
@@ -429,7 +429,7 @@ int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_wr = qp->max_send_wr;
 	attr->cap.max_recv_wr = qp->rq_size;
 	attr->cap.max_send_sge = qp->max_send_sge;
-	attr->cap.max_recv_sge = qp->srq ? 0 : SOFTIB_MAX_RECV_SGE;
+	attr->cap.max_recv_sge = qp->srq ? 0 : softib_max_recv_sge();
 	if (qp->srq)
 		attr->cap.max_recv_wr = 0;
 	if (qp->rc)
@@ -713,7 +713,7 @@ int softib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > SOFTIB_MAX_RECV_SGE) {
+		if (wr->num_sge < 0 || wr->num_sge > softib_max_recv_sge()) {
 			err = -EINVAL;
 			break;
 		}

@@ -801,7 +801,7 @@ int softib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (udata || !softib_srq_enabled || init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	if (!init->attr.max_wr || init->attr.max_wr > SOFTIB_MAX_QP_WR ||
-	    init->attr.max_sge > SOFTIB_MAX_RECV_SGE || init->attr.srq_limit >= init->attr.max_wr)
+	    init->attr.max_sge > softib_max_recv_sge() || init->attr.srq_limit >= init->attr.max_wr)
 		return -EINVAL;
 	spin_lock_init(&srq->lock);
 	srq->size = init->attr.max_wr;

@@ -11,6 +11,19 @@
 #include "softib.h"
 #include "softib_sa.h"
 
+/*
+ * Receive SGEs a WQE may have (QP and SRQ). An HCA with fewer than IPoIB
+ * CM's 16 (64 KiB in pages) cannot do connected mode; drivers refuse it.
+ */
+static unsigned int softib_recv_sge = SOFTIB_MAX_RECV_SGE;
+module_param_named(recv_sge, softib_recv_sge, uint, 0444);
+MODULE_PARM_DESC(recv_sge, "Receive SGEs per WQE offered (1-16, default 16)");
+
+unsigned int softib_max_recv_sge(void)
+{
+	return clamp_t(unsigned int, softib_recv_sge, 1, SOFTIB_MAX_RECV_SGE);
+}
+
 static int softib_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			       struct ib_udata *udata)
 {
@@ -35,7 +48,7 @@ static int softib_query_device(struct ib_device *ibdev, struct ib_device_attr *a
 	if (sdev->ud_tso)
 		attr->kernel_cap_flags |= IBK_UD_TSO;
 	attr->max_send_sge = SOFTIB_MAX_SEND_SGE;
-	attr->max_recv_sge = SOFTIB_MAX_RECV_SGE;
+	attr->max_recv_sge = softib_max_recv_sge();
 	attr->max_sge_rd = 1;
 	attr->max_cq = SOFTIB_MAX_QP * 2;
 	attr->max_cqe = SOFTIB_MAX_CQE;
@@ -54,7 +67,7 @@ static int softib_query_device(struct ib_device *ibdev, struct ib_device_attr *a
 	if (softib_srq_enabled) {
 		attr->max_srq = SOFTIB_MAX_QP;
 		attr->max_srq_wr = SOFTIB_MAX_QP_WR;
-		attr->max_srq_sge = SOFTIB_MAX_RECV_SGE;
+		attr->max_srq_sge = softib_max_recv_sge();
 	}
 	return 0;
 }
