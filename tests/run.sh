@@ -27,7 +27,10 @@
 # "# debug-drivers:" / "# debug-sm:" (the same on the debug kernel),
 # "# 612-drivers:" / "# 612-sm:" (in the 6.12 tier, TIER=612, whose boots
 # are labelled "[driver@6.12]" through KERNEL_TAG), "# tier:", "# vm-hook:",
-# "# env: VAR..." (host variables passed to the guest).
+# "# env: VAR..." (host variables passed to the guest), "# vcpus: N" (a
+# one-VM case about concurrency: its guest gets N vCPUs even when JOBS > 1
+# gives the others one; it boots alone, not in a shared boot, and counts for
+# one job: two VMs at a time then share the two cores with three vCPUs).
 # Output: one line per test "ok N case [driver] - name", the guest's dmesg tail
 # for a failed boot, and last exactly one line "N passed, N failed[, N skipped]".
 # Exit status: 0 only if nothing failed and at least one test passed.
@@ -349,7 +352,7 @@ printf '# kernel %s (%s), initramfs %s KiB in %.1f s, ours: %s, softib: %s, logs
 # "R<TAB>status<TAB>label<TAB>name<TAB>reason" lines that the parent counts.
 run_one() {
 	local f=$1 d=$2 sm=$3 name vms tmo d0 d1 label out nonce common tb ok_all i l v
-	local files=() names=() list= ct
+	local files=() names=() list= ct smp
 	emit() {
 		case $1 in
 		ok) PASS=$((PASS + 1)) ;;
@@ -428,7 +431,8 @@ run_one() {
 		case_vm_hook_clean "$out"
 		return
 	fi
-	VM_TIMEOUT=$tmo vm_boot "$vms" "$INITRD" "$out" \
+	smp=$(hdr "$f" vcpus)
+	VM_SMP=${smp:-${VM_SMP_ALL:-}} VM_TIMEOUT=$tmo vm_boot "$vms" "$INITRD" "$out" \
 		"$common VM_ID=0 IPOIB_DRIVER=$d0${VM_APPEND0:+ $VM_APPEND0}" \
 		"$common VM_ID=1 IPOIB_DRIVER=$d1${VM_APPEND1:+ $VM_APPEND1}"
 	case_vm_hook_clean "$out"
@@ -476,7 +480,8 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 # /init starts.
 : "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
 : "${SHARE_TMO:=$([ "$KERNEL" = debug ] && echo 1500 || echo 2400)}"
-[ "$JOBS" -gt 1 ] && export VM_SMP=${VM_SMP:-1}
+[ "$JOBS" -gt 1 ] && export VM_SMP_ALL=${VM_SMP:-1}
+[ "$JOBS" -gt 1 ] || export VM_SMP_ALL=${VM_SMP:-}
 job_f=() job_d=() job_m=() job_w=() job_t=()
 declare -A share_f=() share_t=()
 share_flush() {	# share_flush KEY: the shared boot gathered for KEY becomes a job
@@ -494,7 +499,7 @@ for f in "${selected[@]}"; do
 	t=${t:-300}
 	shared=0
 	[ "$SHARE_TMO" -gt 0 ] && [ "${vms:-1}" = 1 ] && [ "$(hdr "$f" boot)" = shared ] &&
-		[ -z "$(hdr "$f" vm-hook)" ] && shared=1
+		[ -z "$(hdr "$f" vm-hook)" ] && [ -z "$(hdr "$f" vcpus)" ] && shared=1
 	while read -r d m; do
 		if [ $shared = 1 ]; then
 			k="$d $m"

@@ -4,6 +4,7 @@
 # tier: debug
 # debug-drivers: ours
 # vms: 1
+# vcpus: 2
 # boot: shared
 # timeout: 420
 # env: STRESS_S STRESS_SEED
