@@ -625,7 +625,6 @@ void ipoib_dev_free(struct ipoib_dev_priv *priv)
 	ipoib_neigh_cleanup(priv);
 }
 
-
 static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
 {
 	struct ipoib_dev_priv *priv;
