@@ -412,7 +412,15 @@ static void ipoib_cm_rx_shutdown(struct ipoib_cm_rx *rx)
 		ipoib_cm_rx_to_err(rx);
 }
 
-/* QP events of a passive connection: any context. */
+/*
+ * QP events of a passive connection: any context. Last WQE Reached comes
+ * once, as the QP enters ERR. Usually we moved it there (DRAINING); but it
+ * may have gone by itself while LIVE (the peer's RDMA WRITE or oversized
+ * SEND, a QP fatal error): then nothing will ever come through it again,
+ * and no second event will come when we move it ERR -> ERR, so it is
+ * claimed and drained now, or it would never drain (review 2026-12,
+ * finding 4). cm->work destroys its cm_id (ib_cm tells the peer).
+ */
 static void ipoib_cm_rx_event(struct ib_event *event, void *ctx)
 {
 	struct ipoib_cm_rx *rx = ctx;
@@ -423,6 +431,9 @@ static void ipoib_cm_rx_event(struct ib_event *event, void *ctx)
 	if (event->event != IB_EVENT_QP_LAST_WQE_REACHED)
 		return;
 	spin_lock_irqsave(&cm->lock, flags);
+	if (ipoib_cm_rx_claim(rx))
+		netdev_dbg(cm->priv->dev,
+			   "a passive connection's QP went to error by itself\n");
 	if (rx->state == IPOIB_CM_RX_DRAINING && !rx->drain_posted) {
 		rx->drain_posted = true;
 		drain = true;
