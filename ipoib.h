@@ -359,6 +359,7 @@ struct ipoib_dev_priv {
 
 	/* connected mode (ipoib_cm.c): mode under rtnl + op_mutex */
 	bool cm_mode;
+	bool cm_asked;			/* rtnl: features without offloads */
 	struct ipoib_cm __rcu *cm;	/* op_mutex; RCU for xmit */
 	struct ipoib_rx_stats cm_rx_stats;	/* the cm NAPI's */
 	struct ipoib_tx_stats cm_tx_stats;

@@ -64,6 +64,18 @@ int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
 		}
 	}
 
+	/*
+	 * RC carries no offload: checksums and segmentation go to software
+	 * before connected mode starts (the core validates each packet
+	 * against the features as it leaves the qdisc), so that no packet
+	 * built for the HCA's offloads reaches a connection; ipoib_cm_send()
+	 * still checksums one validated just before. Back to datagram mode,
+	 * they return once no connection is left.
+	 */
+	if (cm) {
+		priv->cm_asked = true;
+		netdev_update_features(dev);
+	}
 	mutex_lock(&priv->op_mutex);
 	priv->cm_mode = cm;
 	if (!cm) {
@@ -76,13 +88,14 @@ int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
 			priv->cm_mode = false;
 	}
 	mutex_unlock(&priv->op_mutex);
+	priv->cm_asked = priv->cm_mode;
+	netdev_update_features(dev);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "ipoib: cannot start connected mode");
 		return ret;
 	}
 	netdev_info(dev, "%s mode\n", cm ? "connected" : "datagram");
 
-	netdev_update_features(dev);
 	if (cm) {
 		ret = dev_set_mtu(dev, IPOIB_CM_MTU);
 	} else {

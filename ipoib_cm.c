@@ -1154,6 +1154,16 @@ static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 		ipoib_cm_too_big(priv, skb, tx->mtu);
 		return;
 	}
+	/*
+	 * Validated for the UD offloads just before a switch to connected
+	 * mode (ipoib_set_mode()): RC has none. A segment-offload packet
+	 * that fits is one TCP retransmission away from being resent right.
+	 */
+	if (unlikely(skb->ip_summed == CHECKSUM_PARTIAL) &&
+	    (skb_is_gso(skb) || skb_checksum_help(skb))) {
+		ipoib_count_tx_drop(priv, skb);
+		return;
+	}
 	if (unlikely(head - READ_ONCE(tx->tail) >= IPOIB_CM_TX_RING ||
 		     (skb_shinfo(skb)->nr_frags + 1 > tx->max_send_sge &&
 		      skb_linearize(skb)))) {

@@ -446,7 +446,7 @@ static netdev_features_t ipoib_fix_features(struct net_device *dev,
 {
 	struct ipoib_dev_priv *priv = netdev_priv(dev);
 
-	if (priv->cm_mode)
+	if (priv->cm_asked)
 		features &= ~(NETIF_F_IP_CSUM | NETIF_F_TSO);
 	return features;
 }

@@ -1,0 +1,69 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: ours stock
+# vms: 1
+# vcpus: 2
+# timeout: 300
+# tier: 612
+#
+# Mode switches under a TCP stream with the HCA's offloads (review 2026-12,
+# finding 9). b is in connected mode; a streams to b with iperf3 (UD
+# checksum and segmentation offload on: softib offers both) and switches
+# datagram -> connected -> datagram six times meanwhile. Packets the stack
+# built for the offloads (CHECKSUM_PARTIAL, TSO) that leave after the switch
+# go over RC, which has no offload: they must be checksummed and segmented
+# in software first. b's TCP counts no checksum error
+# (/proc/net/snmp InCsumErrors), and the stream goes on. Before the fix the
+# features were updated after connected mode started, and the packets in
+# between could reach b with only the pseudo-header checksum (ours did not
+# show it in 36 switches: its window was microseconds; the stock driver,
+# whose RC send path has the same gap, shows 2-3 errors a run: a stock
+# finding). 2 vCPUs: the switch and the stream must run at the same time.
+. /tests/lib.sh
+
+csum_errs() { in_host b awk '/^Tcp:/ { n++; if (n == 2) for (i = 1; i <= NF; i++) if (h[i] == "InCsumErrors") print $i; if (n == 1) for (i = 1; i <= NF; i++) h[i] = $i }' /proc/net/snmp; }
+mode_a() { in_host a ip link set ib0 type ipoib mode "$1"; }
+mode_is() { [ "$(in_host a cat /sys/class/net/ib0/mode)" = "$1" ]; }
+rx_b() { in_host b cat /sys/class/net/ib1/statistics/rx_bytes; }
+rx_above() { [ "$(rx_b)" -gt "$1" ]; }
+
+check "load the IB core" load_ib_core
+check "load softib ndevs=2" load_softib ndevs=2
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
+check_wait "ib0 and ib1 exist" 20 sh -c 'test -d /sys/class/net/ib0 && test -d /sys/class/net/ib1'
+check "host a (ib0)" make_host a ib0 10.14.0.1/24
+check "host b (ib1)" make_host b ib1 10.14.0.2/24
+check_wait "carrier on ib0" 30 _t_has_carrier a ib0
+check_wait "carrier on ib1" 30 _t_has_carrier b ib1
+check "b in connected mode" in_host b ip link set ib1 type ipoib mode connected
+check "a offers TX checksum and TSO in datagram mode" sh -c \
+	'/usr/sbin/ip netns exec a ethtool -k ib0 | grep -q "^tcp-segmentation-offload: on"'
+check_wait "ping a -> b" 20 pings a 10.14.0.2
+e0=$(csum_errs)
+in_host b iperf3 -s -D -p 5201 >/dev/null 2>&1
+wait_for 10 sh -c '/usr/sbin/ip netns exec b ss -ltn | grep -q :5201'
+in_host a timeout 60 iperf3 -c 10.14.0.2 -p 5201 -t 40 >/dev/null 2>&1 &
+r=$(rx_b)
+check_wait "the stream runs" 20 rx_above $((r + 1000000))
+bad=0
+i=1
+while [ $i -le 6 ]; do
+	r=$(rx_b)
+	mode_a connected && wait_for 10 mode_is connected || bad=$((bad + 1))
+	wait_for 20 rx_above $((r + 500000)) || bad=$((bad + 1))
+	r=$(rx_b)
+	mode_a datagram && wait_for 10 mode_is datagram || bad=$((bad + 1))
+	wait_for 20 rx_above $((r + 500000)) || bad=$((bad + 1))
+	i=$((i + 1))
+done
+check "six switches to connected and back, the stream going on after each" test $bad = 0
+e1=$(csum_errs)
+if [ "$IPOIB_DRIVER" = ours ]; then
+	check "b's TCP saw no checksum error ($e0 -> $e1)" test "$e1" = "$e0"
+else
+	# 2 and 3 errors in the two runs of 2026-12-04; how many depends on
+	# what the qdisc holds at each switch (Documentation/testing.rst)
+	skip "b's TCP saw no checksum error" "stock finding: $((e1 - e0)) TCP checksum errors this run"
+fi
+kill $(ip netns pids a) $(ip netns pids b) 2>/dev/null
+check "unload everything" unload_all
