@@ -125,13 +125,15 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 			    priv->pkey, pkey);
 	if (up) {
 		cancel_delayed_work_sync(&priv->mcast_work);
-		ipoib_mcast_stop(priv);
 		/*
-		 * Stop the datapath before flushing: with RUNNING clear and the
-		 * queue disabled no xmit can make a neighbour, so none can
-		 * point to a path the flush frees.
+		 * Stop the datapath before the groups and the flushes: with
+		 * RUNNING clear and the queue disabled no xmit can make a
+		 * neighbour, so none can point to a path the flush frees, nor
+		 * a send-only group, which would keep the old P_Key's MGID
+		 * (review 2026-12, finding 10).
 		 */
 		ipoib_ib_stop(priv);
+		ipoib_mcast_stop(priv);
 		ipoib_neigh_flush(priv);
 		ipoib_path_flush(priv);
 	}
@@ -161,8 +163,8 @@ static void ipoib_cq_recover(struct ipoib_dev_priv *priv)
 	 * (under op_mutex, after us), and a running QP cannot be replaced.
 	 */
 	cancel_delayed_work_sync(&priv->mcast_work);
+	ipoib_ib_stop(priv);	/* first: no xmit makes a group meanwhile */
 	ipoib_mcast_stop(priv);
-	ipoib_ib_stop(priv);
 	if (ipoib_ib_recreate(priv)) {
 		/* Try again later, as a join would; ndo_open tries too. */
 		ms = priv->recreate_backoff_ms;
