@@ -114,6 +114,46 @@ int ipoib_query_port(struct ipoib_dev_priv *priv)
 	return 0;
 }
 
+/*
+ * A start of the datapath (a restart, a P_Key change, a CQ recovery) failed
+ * or could not make its QP: the resync tries again later, with back-off,
+ * through a QP recreate. An interface is never left up without a QP and
+ * without anyone to retry (review 2026-12, finding 11).
+ */
+static void ipoib_retry_later(struct ipoib_dev_priv *priv)
+{
+	unsigned int ms = priv->recreate_backoff_ms;
+
+	lockdep_assert_held(&priv->op_mutex);
+	ms = ms ? min(ms * 2, IPOIB_RECREATE_BACKOFF_MAX_MS) :
+		  IPOIB_RECREATE_BACKOFF_MS;
+	priv->recreate_backoff_ms = ms;
+	queue_delayed_work(priv->wq, &priv->recreate_work,
+			   msecs_to_jiffies(ms));
+}
+
+/*
+ * Start the datapath of an interface that is up, and its groups if
+ * @groups (they were stopped too). A P_Key not in the table is not
+ * retried: its P_Key event restarts it.
+ */
+static void ipoib_start_or_retry(struct ipoib_dev_priv *priv, bool groups)
+{
+	int ret = ipoib_ib_start(priv);
+
+	if (!ret) {
+		priv->recreate_backoff_ms = 0;
+		if (groups)
+			ipoib_mcast_start(priv);
+		return;
+	}
+	if (ret == -ENOENT)
+		return;
+	ipoib_warn_ratelimited(priv, IPOIB_RL_QP_RESTART,
+			       "cannot start the datapath: %d, retrying\n", ret);
+	ipoib_retry_later(priv);
+}
+
 /* The P_Key at index 0 changed: rebuild everything that depends on it. */
 static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 {
@@ -143,8 +183,8 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 	 * work, under rtnl (ipoib_publish_bcast()).
 	 */
 	WRITE_ONCE(priv->pkey, pkey);
-	if (up && !ipoib_ib_start(priv))
-		ipoib_mcast_start(priv);
+	if (up)
+		ipoib_start_or_retry(priv, true);
 }
 
 /*
@@ -155,7 +195,6 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 static void ipoib_cq_recover(struct ipoib_dev_priv *priv)
 {
 	bool up = test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
-	unsigned int ms;
 
 	lockdep_assert_held(&priv->op_mutex);
 	/*
@@ -167,18 +206,14 @@ static void ipoib_cq_recover(struct ipoib_dev_priv *priv)
 	ipoib_mcast_stop(priv);
 	if (ipoib_ib_recreate(priv)) {
 		/* Try again later, as a join would; ndo_open tries too. */
-		ms = priv->recreate_backoff_ms;
-		ms = ms ? min(ms * 2, IPOIB_RECREATE_BACKOFF_MAX_MS) :
-			  IPOIB_RECREATE_BACKOFF_MS;
-		priv->recreate_backoff_ms = ms;
 		if (up)
-			queue_delayed_work(priv->wq, &priv->recreate_work,
-					   msecs_to_jiffies(ms));
+			ipoib_retry_later(priv);
 		return;
 	}
-	priv->recreate_backoff_ms = 0;
-	if (up && !ipoib_ib_start(priv))
-		ipoib_mcast_start(priv);
+	if (up)
+		ipoib_start_or_retry(priv, true);
+	else
+		priv->recreate_backoff_ms = 0;
 }
 
 /* A QP recreate failed: ask the resync to try again. */
@@ -232,8 +267,7 @@ static void ipoib_resync_task(struct work_struct *work)
 		ipoib_warn_ratelimited(priv, IPOIB_RL_QP_RESTART,
 				       "restarting the UD QP\n");
 		ipoib_ib_stop(priv);
-		if (ipoib_ib_start(priv))
-			netdev_err(priv->dev, "QP restart failed\n");
+		ipoib_start_or_retry(priv, false);
 	}
 	if (restart || reasons & IPOIB_RESYNC_REFRESH) {
 		ipoib_mcast_rejoin_all(priv);

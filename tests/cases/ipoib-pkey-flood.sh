@@ -16,6 +16,7 @@
 # keep the old P_Key's MGID and be joined with the new P_Key, which the SA
 # refuses (before the fix the groups were stopped first). The flood goes on
 # in the new partition: b, which follows, answers a's broadcast ping.
+# Then one more change whose restart fails twice (finding 11): retried.
 . /tests/lib.sh
 
 mc() { cat /sys/kernel/debug/ipoib/ib0/mcast; }
@@ -61,4 +62,20 @@ check_wait "b answers a broadcast ping in the new partition" 30 \
 	in_host a ping -b -c 1 -W 2 10.15.0.255
 # shellcheck disable=SC2086
 kill $pids 2>/dev/null
+
+# --- a P_Key change whose restart fails (finding 11) ---
+# softib fails the next two moves of a UD QP up (INIT/RTR/RTS). Before the
+# fix the port interface stayed up without a running QP and without
+# carrier until someone set it down and up; now it tries again, with
+# back-off (1 s, 2 s), through a new QP.
+dmesg_mark restart
+echo 2 >"$(sib sib0 fail_modify_qp)"
+check "P_Key 0x8002 at index 0 of sib0 and sib1" sh -c \
+	'echo "0 0x8002" >'"$(sib sib0 pkeys)"' && echo "0 0x8002" >'"$(sib sib1 pkeys)"
+check_wait "ib0 follows to 0x8002" 20 pkey_is 0x8002
+check_wait "softib failed the two moves up (fail_modify_qp 0)" 20 \
+	sh -c 'test "$(cat '"$(sib sib0 fail_modify_qp)"')" = 0'
+check "the failed start is logged" logged "cannot start the datapath"
+check_wait "ib0 has its carrier again (retried)" 40 _t_has_carrier a ib0
+check_wait "a pings b in partition 0x8002" 30 pings a 10.15.0.2
 check "unload everything" unload_all

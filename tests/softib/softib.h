@@ -219,6 +219,7 @@ struct softib_dev {
 	atomic_t fail_cq_overflow;
 	atomic_t fail_create_cq;
 	atomic_t fail_modify_cq;	/* modify_cq answers -EOPNOTSUPP */
+	atomic_t fail_modify_qp;	/* a UD QP's way up answers -ENOMEM */
 	atomic_t rx_starve;
 	atomic_t lso_bad_mss;		/* the next N LSO WRs read as mss 0 */
 	atomic_t lso_bad_hlen;		/* ... as one byte short of their header */

@@ -409,6 +409,8 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("fail_create_cq", 0600, dir, &sdev->fail_create_cq,
 				   &softib_atomic_fops);
+	debugfs_create_file_unsafe("fail_modify_qp", 0600, dir, &sdev->fail_modify_qp,
+				   &softib_atomic_fops);
 	debugfs_create_file_unsafe("dev_fatal", 0200, dir, sdev, &softib_dev_fatal_fops);
 }
 

@@ -253,6 +253,15 @@ int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	if (udata)
 		return -EOPNOTSUPP;
+	/*
+	 * fail_modify_qp: the next N moves of a UD QP (not QP0/1) to INIT,
+	 * RTR or RTS fail as a short-of-memory HCA's would; the way down
+	 * (RESET, ERR) always works.
+	 */
+	if (ibqp->qp_type == IB_QPT_UD && ibqp->qp_num > 1 && (mask & IB_QP_STATE) &&
+	    attr->qp_state != IB_QPS_RESET && attr->qp_state != IB_QPS_ERR &&
+	    atomic_add_unless(&to_sdev(ibqp->device)->fail_modify_qp, -1, 0))
+		return -ENOMEM;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
