@@ -518,12 +518,27 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 	struct ipoib_cm_rx *rx;
 	unsigned long flags;
 	unsigned int i, max;
+	u16 pkey;
 	u32 psn;
 	int ret;
 
 	if (!ipoib_cm_peer_mtu(event->private_data)) {
 		netdev_dbg(priv->dev, "REQ with a receive size below %u: refused\n",
 			   IPOIB_ENCAP_LEN + IPV6_MIN_MTU);
+		return -EINVAL;
+	}
+	/*
+	 * The service ID names the interface, the path its partition: a
+	 * REQ over another P_Key of the port comes from a host that is not
+	 * a member of ours (review 2026-12, finding 13). The membership bit
+	 * may differ (a limited member talks to a full one).
+	 */
+	pkey = be16_to_cpu(event->param.req_rcvd.primary_path->pkey);
+	if ((pkey ^ READ_ONCE(priv->pkey)) & ~IPOIB_PKEY_FULL) {
+		ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
+				       "connection from %pI6 over P_Key 0x%04x refused: not ours\n",
+				       event->param.req_rcvd.primary_path->sgid.raw,
+				       pkey);
 		return -EINVAL;
 	}
 	rx = kzalloc(sizeof(*rx), GFP_KERNEL);
