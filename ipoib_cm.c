@@ -161,6 +161,7 @@ struct ipoib_cm {
 	unsigned int nsge;
 	struct napi_struct napi;
 	bool stopping;			/* cm->lock */
+	bool cq_error;			/* the CQ overflowed: no flush will come */
 
 	spinlock_t lock;		/* see the top of the file */
 	struct list_head tx_list;
@@ -964,9 +965,10 @@ static void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 	/* No xmit still posts on the QP: it saw FAILED, or no neighbour. */
 	synchronize_net();
 	ib_modify_qp(tx->qp, &attr, IB_QP_STATE);
-	if (!wait_event_timeout(cm->wait,
-				READ_ONCE(tx->tail) == READ_ONCE(tx->head),
-				IPOIB_CM_DRAIN_TIMEOUT))
+	wait_event_timeout(cm->wait,
+			   READ_ONCE(tx->tail) == READ_ONCE(tx->head) ||
+			   READ_ONCE(cm->cq_error), IPOIB_CM_DRAIN_TIMEOUT);
+	if (READ_ONCE(tx->tail) != READ_ONCE(tx->head))
 		netdev_warn(cm->priv->dev,
 			    "%u sends to qpn 0x%06x not flushed\n",
 			    READ_ONCE(tx->head) - READ_ONCE(tx->tail), tx->dqpn);
@@ -1588,6 +1590,13 @@ static void ipoib_cm_cq_error(struct ib_event *event, void *ctx)
 	ipoib_err_ratelimited(cm->priv, IPOIB_RL_CQ_ERROR,
 			      "connected mode CQ error (event %d): restarting\n",
 			      event->event);
+	/*
+	 * No completion will come through it: teardown waits for none
+	 * (before, the stop waited 5 s for each connection with sends in
+	 * flight, under op_mutex: review 2026-12, finding 5).
+	 */
+	WRITE_ONCE(cm->cq_error, true);
+	wake_up(&cm->wait);
 	ipoib_queue_resync(cm->priv, IPOIB_RESYNC_TX_TIMEOUT);
 }
 
@@ -1804,7 +1813,8 @@ void ipoib_cm_stop(struct ipoib_dev_priv *priv)
 		spin_lock_irqsave(&cm->lock, flags);
 		left = !list_empty(&cm->tx_list) || !list_empty(&cm->rx_list);
 		spin_unlock_irqrestore(&cm->lock, flags);
-		if (!left || time_after(jiffies, timeout))
+		if (!left || time_after(jiffies, timeout) ||
+		    READ_ONCE(cm->cq_error))
 			break;
 		wait_event_timeout(cm->wait, ipoib_cm_rx_reapable(cm), HZ / 10);
 	}
