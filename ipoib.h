@@ -253,6 +253,7 @@ struct ipoib_path {
 	unsigned long retry_at;		/* jiffies: no query before this */
 	unsigned int queries;		/* SA queries sent, for debugfs */
 	u32 moved_slid;			/* SLID that last made us re-query */
+	unsigned long slid_query_at;	/* jiffies: no SLID re-query before */
 };
 
 /* Hash key of a neighbour: QPN (flags byte cleared) and GID. */

@@ -26,6 +26,8 @@
 #define IPOIB_PATH_EAGAIN_MS	250
 /* at most this long without asking: a returning SA is used within ~17 s */
 #define IPOIB_PATH_BACKOFF_MAX_MS 16000
+/* ipoib_path_check_slid(): one re-query per path in this time at most */
+#define IPOIB_PATH_SLID_REQUERY	(10 * HZ)
 
 /*
  * A path no neighbour uses is freed after this long unused (checked every
@@ -490,7 +492,11 @@ static void ipoib_path_refresh_work(struct work_struct *work)
  * the DLID of our path to @gid, ask the SA again, keeping the current AH
  * meanwhile. Once per SLID: a peer with LMC > 0 may send from a LID that
  * is not the one the SA gives us, and must not make us query forever.
- * Called from NAPI.
+ * And at most once per IPOIB_PATH_SLID_REQUERY per path: the GID comes
+ * from the frame, unchecked, so hosts that send frames naming one GID
+ * from two LIDs in turn would otherwise make every node query that path
+ * once per frame (review 2026-12, finding 8). A real move is seen again
+ * by the peer's next frame after that. Called from NAPI.
  */
 void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
 			   const union ib_gid *gid, u32 slid)
@@ -503,8 +509,10 @@ void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
 		spin_lock(&path->lock);
 		if (!path->dead && path->state == IPOIB_PATH_RESOLVED &&
 		    !path->querying && slid != path->moved_slid &&
-		    slid != be32_to_cpu(sa_path_get_dlid(&path->rec))) {
+		    slid != be32_to_cpu(sa_path_get_dlid(&path->rec)) &&
+		    time_after_eq(jiffies, path->slid_query_at)) {
 			path->moved_slid = slid;
+			path->slid_query_at = jiffies + IPOIB_PATH_SLID_REQUERY;
 			path->want_query = true;
 			path->backoff_ms = 0;
 			path->retry_at = jiffies;
