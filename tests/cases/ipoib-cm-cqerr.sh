@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 400
-# tier: 612
 #
 # A connected-mode CQ overflow with sends in flight on many connections
 # (review 2026-12, finding 5). a is connected to eight peers (children of

@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 300
-# tier: 612
 #
 # A passive connected-mode QP on an SRQ that goes to error by itself (review
 # 2026-12, finding 4): a local QP fatal error (softib qp_fatal), as a

@@ -4,7 +4,6 @@
 # vms: 1
 # vcpus: 2
 # timeout: 300
-# tier: 612
 #
 # Mode switches under a TCP stream with the HCA's offloads (review 2026-12,
 # finding 9). b is in connected mode; a streams to b with iperf3 (UD

@@ -4,7 +4,6 @@
 # vms: 1
 # vcpus: 2
 # timeout: 300
-# tier: 612
 #
 # P_Key changes under a multicast flood (review 2026-12, finding 10): a
 # sends pings to eight multicast groups it never joined (send-only joins)

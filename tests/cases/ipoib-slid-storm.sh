@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 300
-# tier: 612
 #
 # Frames that name one GID from two LIDs in turn (review 2026-12, finding
 # 8). a has a resolved path to c. 200 ARP requests reach a's QP whose
