@@ -19,6 +19,15 @@
  *   7. cm->lock (ipoib_cm.c)     connected mode's connection lists and
  *                                states, neigh->cm_tx; irqsave
  *
+ * table_lock nests inside the kernel's neighbour table lock
+ * (ndo_neigh_destroy): never take a kernel neighbour lock under 5-7.
+ * cm->work_mutex (ipoib_cm.c) is held across synchronize_net(),
+ * ib_destroy_cm_id() and a flush wait, under op_mutex when
+ * ipoib_cm_stop() runs the work inline: our ib_cm handlers take none of
+ * 1, 2 or work_mutex. The lockless reads of priv->qp, qkey, bcast_rec and
+ * local_gid, and tx->tail's second writer, are argued in
+ * Documentation/design.rst ("What the table does not show").
+ *
  * A path's SA query is started under 6 (from xmit, so also under 4): only
  * ib_sa's, ib_mad's and the HCA driver's own spinlocks are taken inside,
  * and ib_sa calls back from ib_mad's work, never from within
