@@ -1092,7 +1092,7 @@ void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh)
 
 	WRITE_ONCE(neigh->dead, true);
 	smp_mb();	/* pairs with ipoib_cm_xmit() */
-	tx = rcu_dereference(neigh->cm_tx);
+	tx = rcu_dereference_bh(neigh->cm_tx);	/* table_lock: BHs off */
 	if (!tx)
 		return;
 	cm = tx->cm;
