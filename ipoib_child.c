@@ -88,8 +88,11 @@ int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
 			priv->cm_mode = false;
 	}
 	mutex_unlock(&priv->op_mutex);
-	priv->cm_asked = priv->cm_mode;
-	netdev_update_features(dev);
+	/* back to datagram mode, or connected mode could not start */
+	if (priv->cm_asked != priv->cm_mode) {
+		priv->cm_asked = priv->cm_mode;
+		netdev_update_features(dev);
+	}
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "ipoib: cannot start connected mode");
 		return ret;
