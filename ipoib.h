@@ -87,8 +87,11 @@ struct ipoib_cm_tx;
 #define IPOIB_QPN_MASK		0x00ffffffU
 #define IPOIB_PKEY_FULL		0x8000	/* P_Key full-member bit */
 #define IPOIB_GC_INTERVAL	(10 * HZ)	/* neighbour and path GC period */
-#define IPOIB_RX_RING_SIZE	256
-#define IPOIB_TX_RING_SIZE	128
+#define IPOIB_RX_RING_DEFAULT	256	/* recv_queue_size, ethtool -G rx */
+#define IPOIB_TX_RING_DEFAULT	128	/* send_queue_size, ethtool -G tx */
+#define IPOIB_RING_MAX		8192	/* the in-tree driver's ranges */
+#define IPOIB_RX_RING_MIN	2
+#define IPOIB_TX_RING_MIN	128	/* two send CQ polls' worth */
 #define IPOIB_PATH_QUEUE_LEN	16	/* packets held while a path resolves */
 #define IPOIB_MCAST_QUEUE_LEN	16	/* packets held while a send-only join runs */
 #define IPOIB_NAPI_TX_BUDGET	64
@@ -377,6 +380,7 @@ struct ipoib_dev_priv {
 	/* receive side, owned by rx_napi while RUNNING */
 	struct napi_struct rx_napi;
 	struct ipoib_rx_buf *rx_ring;
+	unsigned int rx_ring_size;	/* power of 2; op_mutex, not RUNNING */
 	atomic_t rx_posted;
 	unsigned int rx_unposted;	/* buffers whose repost failed */
 	struct ipoib_rx_stats rx_stats;
@@ -384,6 +388,7 @@ struct ipoib_dev_priv {
 	/* send side: head under the tx queue lock, tail owned by tx_napi */
 	struct napi_struct tx_napi;
 	struct ipoib_tx_buf *tx_ring;
+	unsigned int tx_ring_size;	/* as rx_ring_size */
 	unsigned int max_send_sge;	/* of the QP; > 1: NETIF_F_SG */
 	unsigned int tx_head;
 	unsigned int tx_tail;
@@ -525,6 +530,11 @@ void ipoib_ib_destroy_qp(struct ipoib_dev_priv *priv);
 int ipoib_ib_set_qkey(struct ipoib_dev_priv *priv, u32 qkey);
 void ipoib_ib_sq_recover(struct ipoib_dev_priv *priv);
 int ipoib_ib_recreate(struct ipoib_dev_priv *priv);
+void ipoib_ib_params_init(void);
+int ipoib_ib_resize(struct ipoib_dev_priv *priv, unsigned int rx,
+		    unsigned int tx);
+int ipoib_set_rings(struct ipoib_dev_priv *priv, unsigned int rx,
+		    unsigned int tx);
 void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		struct ipoib_ah *ah, u32 qpn);
 unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,

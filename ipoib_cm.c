@@ -46,10 +46,9 @@
 
 #define IPOIB_CM_IETF_ID	0x1000000000000000ULL
 #define IPOIB_CM_SGE		DIV_ROUND_UP(IPOIB_CM_BUF_SIZE, PAGE_SIZE)
-#define IPOIB_CM_SRQ_SIZE	256	/* shared receive buffers */
 #define IPOIB_CM_RING_SIZE	64	/* per connection without an SRQ */
-#define IPOIB_CM_MAX_SRQ_CONN	64	/* passive connections with an SRQ */
-#define IPOIB_CM_MAX_RING_CONN	8	/* ... and without: 4 MiB each */
+#define IPOIB_CM_MAX_RING_CONN	4096	/* max_nonsrq_conn_qp's upper bound */
+#define IPOIB_CM_MAX_DRAINS	64	/* drains in flight at once */
 #define IPOIB_CM_TX_RING	64	/* sends in flight per connection */
 #define IPOIB_CM_TX_BUDGET	128	/* ... and on all of them */
 #define IPOIB_CM_MAX_TX_CONN	256	/* active connections */
@@ -75,15 +74,20 @@ module_param_named(cm_rx_idle, ipoib_cm_rx_idle, uint, 0644);
 MODULE_PARM_DESC(cm_rx_idle,
 		 "Seconds without traffic after which a passive connection is closed (default: 512, 0: never)");
 
+/*
+ * Without an SRQ each passive connection has a ring of its own (4 MiB of
+ * receive buffers): the in-tree driver's parameter and default bound how
+ * many. With an SRQ there is no bound but memory, as in-tree.
+ */
+static int ipoib_cm_max_ring_conn = 128;
+module_param_named(max_nonsrq_conn_qp, ipoib_cm_max_ring_conn, int, 0444);
+MODULE_PARM_DESC(max_nonsrq_conn_qp,
+		 "Passive connected-mode connections without an SRQ (0-4096, default 128)");
+
 static bool ipoib_cm_use_srq = true;
 module_param_named(cm_srq, ipoib_cm_use_srq, bool, 0444);
 MODULE_PARM_DESC(cm_srq,
 		 "Connected mode receives through a shared receive queue when the HCA has them (default: on)");
-
-/* Every CQE: recv per buffer, send per slot, a drain per passive QP. */
-#define IPOIB_CM_CQ_SIZE	(IPOIB_CM_TX_BUDGET + \
-				 IPOIB_CM_MAX_RING_CONN * IPOIB_CM_RING_SIZE + \
-				 IPOIB_CM_MAX_SRQ_CONN + 1)
 
 /* wr_id: the kind in the top bits, an index below. */
 #define IPOIB_CM_WR_RECV	BIT_ULL(62)
@@ -146,6 +150,7 @@ struct ipoib_cm_rx {
 	struct ib_qp *qp;
 	struct ipoib_cm_rx_buf *ring;	/* without an SRQ */
 	unsigned int posted;		/* ring buffers the QP owns, NAPI */
+	bool drain_ready;		/* cm->lock: may drain, waits for a slot */
 	bool drain_posted;		/* cm->lock */
 	bool drain_done;		/* NAPI */
 	unsigned long err_at;		/* jiffies: to ERR */
@@ -157,6 +162,7 @@ struct ipoib_cm {
 	struct ib_cm_id *listen;
 	struct ib_cq *cq;
 	struct ib_srq *srq;		/* NULL: a ring per connection */
+	unsigned int srq_size;		/* its buffers: the UD ring's size */
 	struct ipoib_cm_rx_buf *srq_ring;
 	unsigned int nsge;
 	struct napi_struct napi;
@@ -168,6 +174,8 @@ struct ipoib_cm {
 	struct list_head rx_list;
 	unsigned int nr_tx;
 	unsigned int nr_rx;
+	unsigned int max_rx;		/* passive connections at most */
+	unsigned int drains;		/* drains posted, not completed */
 	struct work_struct work;
 	struct delayed_work reap_work;	/* idle passive connections */
 	struct mutex work_mutex;	/* cm->work, or ipoib_cm_stop() running it */
@@ -354,10 +362,56 @@ static void ipoib_cm_rx_post_drain(struct ipoib_cm_rx *rx)
 		.send_flags = IB_SEND_SIGNALED,
 	};
 
+	unsigned long flags;
+
 	/* On a QP in ERR it completes, flushed, after all the QP's others. */
-	if (ib_post_send(rx->qp, &wr, NULL))
-		netdev_warn(rx->cm->priv->dev,
-			    "cannot post the drain of a passive connection\n");
+	if (!ib_post_send(rx->qp, &wr, NULL))
+		return;
+	netdev_warn(rx->cm->priv->dev,
+		    "cannot post the drain of a passive connection\n");
+	spin_lock_irqsave(&rx->cm->lock, flags);
+	rx->cm->drains--;
+	spin_unlock_irqrestore(&rx->cm->lock, flags);
+}
+
+/*
+ * @rx may drain now (cm->lock held): true if the caller must post its drain
+ * once the lock is dropped. At most IPOIB_CM_MAX_DRAINS are in flight, so
+ * the CQ holds them all whatever the number of connections; the others
+ * wait for ipoib_cm_drain_done().
+ */
+static bool ipoib_cm_rx_want_drain(struct ipoib_cm_rx *rx)
+{
+	struct ipoib_cm *cm = rx->cm;
+
+	lockdep_assert_held(&cm->lock);
+	if (rx->drain_posted)
+		return false;
+	rx->drain_ready = true;
+	if (cm->drains >= IPOIB_CM_MAX_DRAINS)
+		return false;
+	cm->drains++;
+	rx->drain_posted = true;
+	return true;
+}
+
+/* A drain completed (NAPI): the next waiting connection gets its slot. */
+static void ipoib_cm_drain_done(struct ipoib_cm *cm)
+{
+	struct ipoib_cm_rx *rx, *next = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cm->lock, flags);
+	cm->drains--;
+	list_for_each_entry(rx, &cm->rx_list, list) {
+		if (rx->drain_ready && ipoib_cm_rx_want_drain(rx)) {
+			next = rx;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+	if (next)
+		ipoib_cm_rx_post_drain(next);
 }
 
 /*
@@ -392,9 +446,7 @@ static void ipoib_cm_rx_to_err(struct ipoib_cm_rx *rx)
 	 * flushed now.
 	 */
 	spin_lock_irqsave(&cm->lock, flags);
-	drain = !cm->srq && !rx->drain_posted;
-	if (drain)
-		rx->drain_posted = true;
+	drain = !cm->srq && ipoib_cm_rx_want_drain(rx);
 	spin_unlock_irqrestore(&cm->lock, flags);
 	if (drain)
 		ipoib_cm_rx_post_drain(rx);
@@ -435,10 +487,8 @@ static void ipoib_cm_rx_event(struct ib_event *event, void *ctx)
 	if (ipoib_cm_rx_claim(rx))
 		netdev_dbg(cm->priv->dev,
 			   "a passive connection's QP went to error by itself\n");
-	if (rx->state == IPOIB_CM_RX_DRAINING && !rx->drain_posted) {
-		rx->drain_posted = true;
-		drain = true;
-	}
+	if (rx->state == IPOIB_CM_RX_DRAINING)
+		drain = ipoib_cm_rx_want_drain(rx);
 	spin_unlock_irqrestore(&cm->lock, flags);
 	if (drain)
 		ipoib_cm_rx_post_drain(rx);
@@ -550,7 +600,7 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 	rx->last_used = jiffies;
 	INIT_LIST_HEAD(&rx->list);
 
-	max = cm->srq ? IPOIB_CM_MAX_SRQ_CONN : IPOIB_CM_MAX_RING_CONN;
+	max = cm->max_rx;
 	spin_lock_irqsave(&cm->lock, flags);
 	ret = cm->stopping ? -ENETDOWN : cm->nr_rx >= max ? -EBUSY : 0;
 	if (!ret) {
@@ -1465,7 +1515,7 @@ static void ipoib_cm_rx_wc(struct ipoib_cm *cm, struct ib_wc *wc)
 	struct ipoib_dev_priv *priv = cm->priv;
 	struct ipoib_cm_rx *rx = wc->qp->qp_context;
 	unsigned int i = wc->wr_id & ~IPOIB_CM_WR_KIND;
-	unsigned int size = cm->srq ? IPOIB_CM_SRQ_SIZE : IPOIB_CM_RING_SIZE;
+	unsigned int size = cm->srq ? cm->srq_size : IPOIB_CM_RING_SIZE;
 	struct ipoib_cm_rx_buf *buf;
 	struct sk_buff *skb;
 
@@ -1535,6 +1585,7 @@ static void ipoib_cm_wc(struct ipoib_cm *cm, struct ib_wc *wc)
 		rx = wc->qp->qp_context;
 		rx->drain_done = true;
 		ipoib_cm_rx_check_drained(cm, rx);
+		ipoib_cm_drain_done(cm);
 		break;
 	default:
 		ipoib_err_ratelimited(cm->priv, IPOIB_RL_BOGUS_WC,
@@ -1641,7 +1692,6 @@ static int ipoib_cm_srq_init(struct ipoib_cm *cm)
 {
 	struct ipoib_dev_priv *priv = cm->priv;
 	struct ib_srq_init_attr attr = {
-		.attr.max_wr = IPOIB_CM_SRQ_SIZE,
 		.attr.max_sge = cm->nsge,
 		.srq_type = IB_SRQT_BASIC,
 	};
@@ -1650,6 +1700,10 @@ static int ipoib_cm_srq_init(struct ipoib_cm *cm)
 
 	if (!priv->ca->attrs.max_srq || !ipoib_cm_use_srq)
 		return 0;
+	/* as in-tree: as many shared buffers as the UD ring has */
+	cm->srq_size = min_t(u32, priv->rx_ring_size,
+			     priv->ca->attrs.max_srq_wr);
+	attr.attr.max_wr = cm->srq_size;
 	cm->srq = ib_create_srq(priv->pd, &attr);
 	if (IS_ERR(cm->srq)) {
 		ret = PTR_ERR(cm->srq);
@@ -1658,10 +1712,10 @@ static int ipoib_cm_srq_init(struct ipoib_cm *cm)
 			return 0;
 		return ret;
 	}
-	cm->srq_ring = ipoib_cm_ring_alloc(cm, IPOIB_CM_SRQ_SIZE);
+	cm->srq_ring = ipoib_cm_ring_alloc(cm, cm->srq_size);
 	if (!cm->srq_ring)
 		return -ENOMEM;
-	for (i = 0; i < IPOIB_CM_SRQ_SIZE; i++) {
+	for (i = 0; i < cm->srq_size; i++) {
 		ret = ipoib_cm_post_recv(cm, NULL, i);
 		if (ret)
 			return ret;
@@ -1673,7 +1727,7 @@ static void ipoib_cm_free(struct ipoib_cm *cm)
 {
 	if (cm->srq)
 		ib_destroy_srq(cm->srq);
-	ipoib_cm_ring_free(cm, cm->srq_ring, IPOIB_CM_SRQ_SIZE);
+	ipoib_cm_ring_free(cm, cm->srq_ring, cm->srq_size);
 	if (cm->cq)
 		ib_destroy_cq(cm->cq);
 	kfree(cm);
@@ -1686,7 +1740,8 @@ static void ipoib_cm_free(struct ipoib_cm *cm)
  */
 int ipoib_cm_start(struct ipoib_dev_priv *priv)
 {
-	struct ib_cq_init_attr cq_attr = { .cqe = IPOIB_CM_CQ_SIZE };
+	struct ib_cq_init_attr cq_attr = {};
+	unsigned int max_cqe = priv->ca->attrs.max_cqe, fixed;
 	struct ipoib_cm *cm;
 	int ret;
 
@@ -1704,6 +1759,27 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 	mutex_init(&cm->work_mutex);
 	init_waitqueue_head(&cm->wait);
 
+	ret = ipoib_cm_srq_init(cm);
+	if (ret)
+		goto err_free;
+	/*
+	 * Every CQE the CQ may have to hold at once: a send per slot of the
+	 * budget, a receive per posted buffer (the SRQ's, or each passive
+	 * connection's ring: as many connections as the HCA's CQ allows, up
+	 * to max_nonsrq_conn_qp) and the drains in flight.
+	 */
+	fixed = IPOIB_CM_TX_BUDGET + IPOIB_CM_MAX_DRAINS + 1;
+	if (cm->srq) {
+		cm->max_rx = UINT_MAX;
+		cq_attr.cqe = fixed + cm->srq_size;
+	} else {
+		cm->max_rx = clamp(ipoib_cm_max_ring_conn, 0,
+				   IPOIB_CM_MAX_RING_CONN);
+		if (max_cqe > fixed + IPOIB_CM_RING_SIZE)
+			cm->max_rx = min(cm->max_rx, (max_cqe - fixed) /
+					 IPOIB_CM_RING_SIZE);
+		cq_attr.cqe = fixed + cm->max_rx * IPOIB_CM_RING_SIZE;
+	}
 	cm->cq = ib_create_cq(priv->ca, ipoib_cm_cq_event, ipoib_cm_cq_error,
 			      cm, &cq_attr);
 	if (IS_ERR(cm->cq)) {
@@ -1711,9 +1787,6 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 		cm->cq = NULL;
 		goto err_free;
 	}
-	ret = ipoib_cm_srq_init(cm);
-	if (ret)
-		goto err_free;
 
 	netif_napi_add(priv->dev, &cm->napi, ipoib_cm_poll);
 	napi_enable(&cm->napi);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ethtool: driver identity (-i), the driver's counters (-S), RX completion
- * moderation (-c/-C, mapped to the receive CQ's moderation) and the link
- * settings, which come from the port's active speed and width.
+ * ethtool: driver identity (-i), the driver's counters (-S), the UD rings
+ * (-g/-G), RX completion moderation (-c/-C, mapped to the receive CQ's
+ * moderation) and the link settings, which come from the port's active
+ * speed and width.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ethtool.h>
+#include <linux/log2.h>
 #include <linux/netlink.h>
 #include "ipoib.h"
 
@@ -223,12 +225,57 @@ static int ipoib_set_coalesce(struct net_device *dev,
 	return ret;
 }
 
+static void ipoib_get_ringparam(struct net_device *dev,
+				struct ethtool_ringparam *ring,
+				struct kernel_ethtool_ringparam *kring,
+				struct netlink_ext_ack *extack)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+
+	ring->rx_max_pending = IPOIB_RING_MAX;
+	ring->tx_max_pending = IPOIB_RING_MAX;
+	ring->rx_pending = READ_ONCE(priv->rx_ring_size);
+	ring->tx_pending = READ_ONCE(priv->tx_ring_size);
+}
+
+/*
+ * ethtool -G rx N tx M: the ranges of the module parameters (the core
+ * refused more than the maximum), rounded up to a power of 2. The UD QP
+ * is made again, which changes its QPN: an interface that is up stops and
+ * starts, and tells its peers its new address.
+ */
+static int ipoib_set_ringparam(struct net_device *dev,
+			       struct ethtool_ringparam *ring,
+			       struct kernel_ethtool_ringparam *kring,
+			       struct netlink_ext_ack *extack)
+{
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	unsigned int rx = ring->rx_pending, tx = ring->tx_pending;
+
+	if (rx < IPOIB_RX_RING_MIN || tx < IPOIB_TX_RING_MIN) {
+		netdev_info(dev, "rings %u/%u refused: at least %u/%u\n", rx, tx,
+			    IPOIB_RX_RING_MIN, IPOIB_TX_RING_MIN);
+		NL_SET_ERR_MSG(extack,
+			       "ipoib: rings take at least rx 2 and tx 128");
+		return -EINVAL;
+	}
+	if (!is_power_of_2(rx) || !is_power_of_2(tx)) {
+		rx = roundup_pow_of_two(rx);
+		tx = roundup_pow_of_two(tx);
+		netdev_info(dev, "rings rounded up to powers of 2: %u/%u\n",
+			    rx, tx);
+	}
+	return ipoib_set_rings(priv, rx, tx);
+}
+
 const struct ethtool_ops ipoib_ethtool_ops = {
 	.supported_coalesce_params = ETHTOOL_COALESCE_RX_USECS |
 				     ETHTOOL_COALESCE_RX_MAX_FRAMES,
 	.get_drvinfo		= ipoib_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
 	.get_link_ksettings	= ipoib_get_link_ksettings,
+	.get_ringparam		= ipoib_get_ringparam,
+	.set_ringparam		= ipoib_set_ringparam,
 	.get_coalesce		= ipoib_get_coalesce,
 	.set_coalesce		= ipoib_set_coalesce,
 	.get_sset_count		= ipoib_get_sset_count,

@@ -9,6 +9,8 @@
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
 #include <linux/ipv6.h>
+#include <linux/log2.h>
+#include <linux/moduleparam.h>
 #include <net/gro.h>
 #include <net/ndisc.h>
 #include "ipoib.h"
@@ -99,7 +101,7 @@ static void ipoib_rx_repost(struct ipoib_dev_priv *priv)
 {
 	unsigned int i;
 
-	for (i = 0; i < IPOIB_RX_RING_SIZE && priv->rx_unposted; i++) {
+	for (i = 0; i < priv->rx_ring_size && priv->rx_unposted; i++) {
 		struct ipoib_rx_buf *buf = &priv->rx_ring[i];
 
 		if (!buf->skb || buf->posted)
@@ -293,7 +295,7 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	u64 old_mapping, mapping;
 	unsigned int i;
 
-	if (unlikely(wc->wr_id >= IPOIB_RX_RING_SIZE ||
+	if (unlikely(wc->wr_id >= priv->rx_ring_size ||
 		     !priv->rx_ring[wc->wr_id].posted)) {
 		/* not one we posted: rx_posted does not count it */
 		ipoib_err_ratelimited(priv, IPOIB_RL_BOGUS_WC,
@@ -416,7 +418,7 @@ static unsigned int ipoib_tx_inflight(struct ipoib_dev_priv *priv)
  */
 bool ipoib_tx_may_wake(struct ipoib_dev_priv *priv)
 {
-	return ipoib_tx_inflight(priv) <= IPOIB_TX_RING_SIZE / 2 &&
+	return ipoib_tx_inflight(priv) <= priv->tx_ring_size / 2 &&
 	       ipoib_cm_tx_room(priv);
 }
 
@@ -483,7 +485,7 @@ unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,
 
 static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 {
-	unsigned int i = wc->wr_id & (IPOIB_TX_RING_SIZE - 1);
+	unsigned int i = wc->wr_id & (priv->tx_ring_size - 1);
 	struct ipoib_tx_buf *buf = &priv->tx_ring[i];
 
 	if (unlikely(!buf->skb)) {
@@ -589,7 +591,7 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		struct ipoib_ah *ah, u32 qpn)
 {
 	unsigned int head = priv->tx_head;
-	struct ipoib_tx_buf *buf = &priv->tx_ring[head & (IPOIB_TX_RING_SIZE - 1)];
+	struct ipoib_tx_buf *buf = &priv->tx_ring[head & (priv->tx_ring_size - 1)];
 	struct ib_sge sge[IPOIB_MAX_TX_SGE];
 	struct ib_ud_wr wr = {};
 	unsigned int nsge;
@@ -597,7 +599,7 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 
 	hlen = ipoib_lso_hlen(skb);
 	if (unlikely(hlen < 0 || (!hlen && skb->len > priv->max_ib_mtu) ||
-		     ipoib_tx_inflight(priv) >= IPOIB_TX_RING_SIZE ||
+		     ipoib_tx_inflight(priv) >= priv->tx_ring_size ||
 		     (skb_shinfo(skb)->nr_frags + (skb_headlen(skb) > hlen) >
 		      priv->max_send_sge && skb_linearize(skb)))) {
 		ipoib_ah_put(ah);
@@ -655,7 +657,7 @@ void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	netif_trans_update(priv->dev);
 	WRITE_ONCE(priv->tx_head, head + 1);
 
-	if (ipoib_tx_inflight(priv) >= IPOIB_TX_RING_SIZE) {
+	if (ipoib_tx_inflight(priv) >= priv->tx_ring_size) {
 		netif_stop_queue(priv->dev);
 		smp_mb(); /* stopped before re-reading tx_tail */
 		if (ipoib_tx_may_wake(priv))
@@ -758,7 +760,7 @@ int ipoib_ib_start(struct ipoib_dev_priv *priv)
 	}
 
 	set_bit(IPOIB_FLAG_RUNNING, &priv->flags);
-	for (i = 0; i < IPOIB_RX_RING_SIZE; i++) {
+	for (i = 0; i < priv->rx_ring_size; i++) {
 		struct ipoib_rx_buf *buf = &priv->rx_ring[i];
 
 		buf->skb = ipoib_rx_alloc(priv, GFP_KERNEL, &buf->mapping);
@@ -795,7 +797,7 @@ err_reset_qp:
 		ib_modify_qp(priv->qp, &attr, IB_QP_STATE);
 	}
 	ipoib_drain_cqs(priv);
-	for (i = 0; i < IPOIB_RX_RING_SIZE; i++)
+	for (i = 0; i < priv->rx_ring_size; i++)
 		ipoib_rx_free_buf(priv, i);
 	atomic_set(&priv->rx_posted, 0);
 	priv->rx_unposted = 0;
@@ -850,7 +852,7 @@ void ipoib_ib_stop(struct ipoib_dev_priv *priv)
 	ipoib_drain_cqs(priv);
 
 	/* Anything still owned after a reset is ours to free. */
-	for (i = 0; i < IPOIB_RX_RING_SIZE; i++)
+	for (i = 0; i < priv->rx_ring_size; i++)
 		ipoib_rx_free_buf(priv, i);
 	atomic_set(&priv->rx_posted, 0);
 	priv->rx_unposted = 0;
@@ -904,7 +906,7 @@ static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 	struct ib_qp *qp;
 	int ret;
 
-	cq_attr.cqe = IPOIB_RX_RING_SIZE + 1;
+	cq_attr.cqe = priv->rx_ring_size + 1;
 	cq_attr.comp_vector = 0;
 	recv_cq = ib_create_cq(priv->ca, ipoib_rx_cq_event, ipoib_cq_error, priv,
 			       &cq_attr);
@@ -920,7 +922,7 @@ static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 				    ret);
 	}
 
-	cq_attr.cqe = IPOIB_TX_RING_SIZE + 1;
+	cq_attr.cqe = priv->tx_ring_size + 1;
 	send_cq = ib_create_cq(priv->ca, ipoib_tx_cq_event, ipoib_cq_error, priv,
 			       &cq_attr);
 	if (IS_ERR(send_cq)) {
@@ -930,8 +932,8 @@ static int ipoib_ib_create_qp(struct ipoib_dev_priv *priv)
 
 	qp_attr.send_cq = send_cq;
 	qp_attr.recv_cq = recv_cq;
-	qp_attr.cap.max_send_wr = IPOIB_TX_RING_SIZE;
-	qp_attr.cap.max_recv_wr = IPOIB_RX_RING_SIZE;
+	qp_attr.cap.max_send_wr = priv->tx_ring_size;
+	qp_attr.cap.max_recv_wr = priv->rx_ring_size;
 	qp_attr.cap.max_send_sge = min_t(u32, priv->ca->attrs.max_send_sge,
 					 IPOIB_MAX_TX_SGE);
 	qp_attr.cap.max_recv_sge = 1;
@@ -1001,26 +1003,85 @@ int ipoib_ib_recreate(struct ipoib_dev_priv *priv)
 	return 0;
 }
 
+/*
+ * The in-tree driver's ring parameters, with its ranges: a power of 2 (the
+ * next one up), receive 2-8192, send 128-8192. They set the rings of the
+ * interfaces created afterwards; ethtool -G sets one interface's.
+ */
+static int ipoib_recvq_size = IPOIB_RX_RING_DEFAULT;
+module_param_named(recv_queue_size, ipoib_recvq_size, int, 0444);
+MODULE_PARM_DESC(recv_queue_size,
+		 "Receive ring of the UD QP and connected mode's shared receive queue (2-8192, default 256)");
+static int ipoib_sendq_size = IPOIB_TX_RING_DEFAULT;
+module_param_named(send_queue_size, ipoib_sendq_size, int, 0444);
+MODULE_PARM_DESC(send_queue_size,
+		 "Send ring of the UD QP (128-8192, default 128)");
+
+static int ipoib_ring_fit(const char *name, int val, int min)
+{
+	int fit = roundup_pow_of_two(clamp(val, min, IPOIB_RING_MAX));
+
+	if (fit != val)
+		pr_info("%s=%d out of range or not a power of 2: %d\n", name,
+			val, fit);
+	return fit;
+}
+
+void ipoib_ib_params_init(void)
+{
+	ipoib_recvq_size = ipoib_ring_fit("recv_queue_size", ipoib_recvq_size,
+					  IPOIB_RX_RING_MIN);
+	ipoib_sendq_size = ipoib_ring_fit("send_queue_size", ipoib_sendq_size,
+					  IPOIB_TX_RING_MIN);
+}
+
+/*
+ * Rings of @rx and @tx entries (powers of 2), no more than the HCA's QP
+ * takes. Not RUNNING, under op_mutex or before the interface exists: no
+ * buffer is posted, nothing is in flight.
+ */
+int ipoib_ib_resize(struct ipoib_dev_priv *priv, unsigned int rx,
+		    unsigned int tx)
+{
+	unsigned int max = rounddown_pow_of_two(priv->ca->attrs.max_qp_wr);
+	struct ipoib_rx_buf *rx_ring;
+	struct ipoib_tx_buf *tx_ring;
+
+	if (rx > max || tx > max) {
+		netdev_info(priv->dev, "rings %u/%u cut to the HCA's %u\n",
+			    rx, tx, max);
+		rx = min(rx, max);
+		tx = min(tx, max);
+	}
+	rx_ring = kvcalloc(rx, sizeof(*rx_ring), GFP_KERNEL);
+	tx_ring = kvcalloc(tx, sizeof(*tx_ring), GFP_KERNEL);
+	if (!rx_ring || !tx_ring) {
+		kvfree(rx_ring);
+		kvfree(tx_ring);
+		return -ENOMEM;
+	}
+	kvfree(priv->rx_ring);
+	kvfree(priv->tx_ring);
+	priv->rx_ring = rx_ring;
+	priv->tx_ring = tx_ring;
+	priv->rx_ring_size = rx;
+	priv->tx_ring_size = tx;
+	return 0;
+}
+
 /* Create PD, CQs and the UD QP. The QP stays in RESET until ipoib_ib_start. */
 int ipoib_ib_init(struct ipoib_dev_priv *priv)
 {
 	int ret;
 
-	priv->rx_ring = kcalloc(IPOIB_RX_RING_SIZE, sizeof(*priv->rx_ring),
-				GFP_KERNEL);
-	if (!priv->rx_ring)
-		return -ENOMEM;
-	priv->tx_ring = kcalloc(IPOIB_TX_RING_SIZE, sizeof(*priv->tx_ring),
-				GFP_KERNEL);
-	if (!priv->tx_ring) {
-		ret = -ENOMEM;
-		goto err_free_rx_ring;
-	}
+	ret = ipoib_ib_resize(priv, ipoib_recvq_size, ipoib_sendq_size);
+	if (ret)
+		return ret;
 
 	priv->pd = ib_alloc_pd(priv->ca, 0);
 	if (IS_ERR(priv->pd)) {
 		ret = PTR_ERR(priv->pd);
-		goto err_free_tx_ring;
+		goto err_free_rings;
 	}
 
 	ret = ipoib_ib_create_qp(priv);
@@ -1034,10 +1095,11 @@ int ipoib_ib_init(struct ipoib_dev_priv *priv)
 
 err_dealloc_pd:
 	ib_dealloc_pd(priv->pd);
-err_free_tx_ring:
-	kfree(priv->tx_ring);
-err_free_rx_ring:
-	kfree(priv->rx_ring);
+err_free_rings:
+	kvfree(priv->tx_ring);
+	kvfree(priv->rx_ring);
+	priv->tx_ring = NULL;
+	priv->rx_ring = NULL;
 	return ret;
 }
 
@@ -1047,6 +1109,6 @@ void ipoib_ib_cleanup(struct ipoib_dev_priv *priv)
 	netif_napi_del(&priv->rx_napi);
 	ipoib_ib_destroy_qp(priv);
 	ib_dealloc_pd(priv->pd);
-	kfree(priv->tx_ring);
-	kfree(priv->rx_ring);
+	kvfree(priv->tx_ring);
+	kvfree(priv->rx_ring);
 }

@@ -188,13 +188,16 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 }
 
 /*
- * A CQ overflowed: stop, detach from every group, make a new QP and CQs,
- * start again and rejoin. Neighbours and paths stay: address handles
- * belong to the PD, which is kept.
+ * Stop, detach from every group, make a new QP and CQs (with rings of @rx
+ * and @tx entries, when they change), start again and rejoin: after a CQ
+ * overflow and for ethtool -G. Neighbours and paths stay: address handles
+ * belong to the PD, which is kept. The new QPN is published.
  */
-static void ipoib_cq_recover(struct ipoib_dev_priv *priv)
+static int ipoib_rebuild(struct ipoib_dev_priv *priv, unsigned int rx,
+			 unsigned int tx)
 {
 	bool up = test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
+	int ret = 0;
 
 	lockdep_assert_held(&priv->op_mutex);
 	/*
@@ -204,16 +207,41 @@ static void ipoib_cq_recover(struct ipoib_dev_priv *priv)
 	cancel_delayed_work_sync(&priv->mcast_work);
 	ipoib_ib_stop(priv);	/* first: no xmit makes a group meanwhile */
 	ipoib_mcast_stop(priv);
+	if (rx != priv->rx_ring_size || tx != priv->tx_ring_size) {
+		ret = ipoib_ib_resize(priv, rx, tx);
+		if (ret)
+			netdev_warn(priv->dev,
+				    "no memory for rings %u/%u: kept %u/%u\n",
+				    rx, tx, priv->rx_ring_size,
+				    priv->tx_ring_size);
+		else
+			netdev_info(priv->dev, "rings: receive %u, send %u\n",
+				    priv->rx_ring_size, priv->tx_ring_size);
+	}
 	if (ipoib_ib_recreate(priv)) {
 		/* Try again later, as a join would; ndo_open tries too. */
 		if (up)
 			ipoib_retry_later(priv);
-		return;
+		return ret;
 	}
 	if (up)
 		ipoib_start_or_retry(priv, true);
 	else
 		priv->recreate_backoff_ms = 0;
+	return ret;
+}
+
+/* ethtool -G: powers of 2 in range (ipoib_ethtool.c checks them). */
+int ipoib_set_rings(struct ipoib_dev_priv *priv, unsigned int rx,
+		    unsigned int tx)
+{
+	int ret = 0;
+
+	mutex_lock(&priv->op_mutex);
+	if (rx != priv->rx_ring_size || tx != priv->tx_ring_size)
+		ret = ipoib_rebuild(priv, rx, tx);
+	mutex_unlock(&priv->op_mutex);
+	return ret;
 }
 
 /* A QP recreate failed: ask the resync to try again. */
@@ -244,7 +272,7 @@ static void ipoib_resync_task(struct work_struct *work)
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
 
 	if (reasons & BIT(IPOIB_RESYNC_CQ_ERROR)) {
-		ipoib_cq_recover(priv);
+		ipoib_rebuild(priv, priv->rx_ring_size, priv->tx_ring_size);
 		restart = false;
 	}
 	if (reasons & BIT(IPOIB_RESYNC_SEND_ERR))
@@ -772,6 +800,7 @@ static int __init ipoib_init(void)
 {
 	int ret;
 
+	ipoib_ib_params_init();
 	ipoib_debugfs_init();
 	ib_sa_register_client(&ipoib_sa_client);
 	ret = rtnl_link_register(&ipoib_link_ops);

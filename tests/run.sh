@@ -352,7 +352,7 @@ printf '# kernel %s (%s), initramfs %s KiB in %.1f s, ours: %s, softib: %s, logs
 # "R<TAB>status<TAB>label<TAB>name<TAB>reason" lines that the parent counts.
 run_one() {
 	local f=$1 d=$2 sm=$3 name vms tmo d0 d1 label out nonce common tb ok_all i l v
-	local files=() names=() list= ct smp
+	local files=() names=() list= ct smp mem
 	emit() {
 		case $1 in
 		ok) PASS=$((PASS + 1)) ;;
@@ -432,7 +432,8 @@ run_one() {
 		return
 	fi
 	smp=$(hdr "$f" vcpus)
-	VM_SMP=${smp:-${VM_SMP_ALL:-}} VM_TIMEOUT=$tmo vm_boot "$vms" "$INITRD" "$out" \
+	mem=$(hdr "$f" mem)
+	VM_MEM=${mem:-$VM_MEM} VM_SMP=${smp:-${VM_SMP_ALL:-}} VM_TIMEOUT=$tmo vm_boot "$vms" "$INITRD" "$out" \
 		"$common VM_ID=0 IPOIB_DRIVER=$d0${VM_APPEND0:+ $VM_APPEND0}" \
 		"$common VM_ID=1 IPOIB_DRIVER=$d1${VM_APPEND1:+ $VM_APPEND1}"
 	case_vm_hook_clean "$out"
@@ -469,7 +470,7 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 # order.
 #
 # Shared boots: the one-VM cases whose header says "# boot: shared" (and
-# that have no vm-hook) are booted together, those of one driver and SM mode
+# that have no vm-hook, vcpus or mem) are booted together, those of one driver and SM mode
 # in one VM, one after the other, up to SHARE_TMO seconds of their summed
 # timeouts a boot (default 2400, 1500 on the debug kernel, where cases take
 # 5-10 times longer and fewer, shorter boots balance the two VM slots
@@ -499,7 +500,8 @@ for f in "${selected[@]}"; do
 	t=${t:-300}
 	shared=0
 	[ "$SHARE_TMO" -gt 0 ] && [ "${vms:-1}" = 1 ] && [ "$(hdr "$f" boot)" = shared ] &&
-		[ -z "$(hdr "$f" vm-hook)" ] && [ -z "$(hdr "$f" vcpus)" ] && shared=1
+		[ -z "$(hdr "$f" vm-hook)" ] && [ -z "$(hdr "$f" vcpus)" ] &&
+		[ -z "$(hdr "$f" mem)" ] && shared=1
 	while read -r d m; do
 		if [ $shared = 1 ]; then
 			k="$d $m"

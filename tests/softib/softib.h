@@ -449,6 +449,7 @@ void softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc, bool solicited
 int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata);
 int softib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		     struct ib_udata *udata);
+int softib_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_qp_init_attr *init);
 int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);

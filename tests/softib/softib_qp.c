@@ -15,6 +15,9 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_pack.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_netlink.h>
+#include <rdma/restrack.h>
+#include <net/netlink.h>
 
 #include "softib.h"
 
@@ -418,6 +421,29 @@ void softib_dev_fatal(struct softib_dev *sdev)
 		softib_qp_to_err(qp);
 	rcu_read_unlock();
 	ib_dispatch_event(&ev);
+}
+
+/*
+ * rdma res show qp -dd: the queue sizes the QP was made with ("sq_wr",
+ * "rq_wr", or "srq_wr" for one that receives from an SRQ), what the
+ * vendor drivers' entries let an administrator check for the ULPs' ring
+ * parameters.
+ */
+int softib_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct softib_qp *qp = to_sqp(ibqp);
+	struct nlattr *table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+
+	if (!table)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32(msg, "sq_wr", qp->max_send_wr) ||
+	    (qp->srq ? rdma_nl_put_driver_u32(msg, "srq_wr", qp->srq->size) :
+		       rdma_nl_put_driver_u32(msg, "rq_wr", qp->rq_size))) {
+		nla_nest_cancel(msg, table);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
+	return 0;
 }
 
 int softib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

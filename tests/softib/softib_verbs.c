@@ -279,6 +279,7 @@ const struct ib_device_ops softib_dev_ops = {
 	.create_qp = softib_create_qp,
 	.modify_qp = softib_modify_qp,
 	.query_qp = softib_query_qp,
+	.fill_res_qp_entry = softib_fill_res_qp_entry,
 	.destroy_qp = softib_destroy_qp,
 	.post_send = softib_post_send,
 	.post_recv = softib_post_recv,

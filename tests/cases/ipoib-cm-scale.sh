@@ -1,0 +1,100 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# drivers: ours
+# vms: 1
+# mem: 3072
+# timeout: 900
+#
+# Connected mode at the in-tree driver's scale (review 2026-12, finding 6;
+# issue 29 item 2). b serves 100 connected-mode peers at once: children of
+# a's port sharing its P_Key, each with its own QP, namespace and address,
+# all in connected mode with a 65520-byte MTU. With an SRQ there is no
+# fixed cap on passive connections (before the fix the 65th peer was
+# refused and its large packets black-holed). Each of the 101 interfaces
+# has a shared receive queue of 256 64 KiB buffers (1.6 GiB in all), as
+# both drivers size it by default: the guest gets 3 GiB. b's must take a
+# burst from all 100 peers: the stock driver's connections give up on the
+# first RNR NAK (rnr_retry 0).
+#
+# Ours only for now: the stock driver refuses "connected" written to a
+# fresh child's sysfs mode (EPERM, 2026-12-05), and its netlink "mode
+# connected" at creation WARNs under RTNL contention (testing.rst).
+. /tests/lib.sh
+
+N=100
+addr() { echo "10.20.$(($1 / 200)).$(($1 % 200 + 10))"; }
+B=10.20.9.1
+# peers_reaching COUNT SIZE: every peer at once pings b until COUNT
+# replies of SIZE bytes came back (60 s at most); print how many got them
+peers_reaching() {
+	local i=1 n=0 r shown=
+	while [ $i -le $N ]; do
+		in_host n$i ping -q -c "$1" -i 0.3 -w 60 -M do -s "$2" $B \
+			>/tmp/scale.$i 2>&1 &
+		i=$((i + 1))
+	done
+	wait
+	i=1
+	while [ $i -le $N ]; do
+		r=$(sed -n 's/.* transmitted, \([0-9]*\) received.*/\1/p' /tmp/scale.$i)
+		if [ "${r:-0}" -ge "$1" ]; then
+			n=$((n + 1))
+		elif [ -z "$shown" ]; then	# the first miss, for the console
+			shown=1
+			echo "peer $i ($(addr $i)):" >&2
+			cat /tmp/scale.$i >&2
+		fi
+		i=$((i + 1))
+	done
+	echo $n
+}
+passive_rc() { rdma -dd res show qp link sib1/1 | grep 'type RC' | grep -c 'drv_srq_wr'; }
+
+check "load the IB core" load_ib_core
+check "load softib ndevs=2" load_softib ndevs=2
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
+check_wait "ib0 and ib1 exist" 20 sh -c 'test -d /sys/class/net/ib0 && test -d /sys/class/net/ib1'
+# No IPv6: 100 interfaces' DAD, MLD and router solicitations are noise
+# here. New namespaces take init_net's defaults.
+check "IPv6 off in new namespaces" sh -c '
+	echo 1 >/proc/sys/net/core/devconf_inherit_init_net &&
+	echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6'
+check "host b (ib1, connected mode)" sh -c "
+	echo connected >/sys/class/net/ib1/mode &&
+	. /tests/lib.sh && make_host b ib1 $B/16 &&
+	/usr/sbin/ip -n b link set ib1 mtu 65520"
+ip link set ib0 up
+bad=0
+i=1
+while [ $i -le $N ]; do
+	# connected mode through sysfs: the stock driver's netlink "mode
+	# connected" at creation is not safe under RTNL contention
+	# (Documentation/testing.rst, ipoib-cm-scale)
+	ip link add link ib0 name p$i type ipoib pkey 0xffff &&
+		echo connected >/sys/class/net/p$i/mode &&
+		make_host n$i p$i "$(addr $i)/16" &&
+		in_host n$i ip link set p$i mtu 65520 || bad=$((bad + 1))
+	i=$((i + 1))
+done
+check "$N peers: children of ib0 in connected mode, each in its namespace" test $bad = 0
+all_carrier() {
+	local i=1
+	while [ $i -le $N ]; do
+		_t_has_carrier n$i p$i || return 1
+		i=$((i + 1))
+	done
+}
+check_wait "carrier on all $N" 120 all_carrier
+check_wait "carrier on b" 30 _t_has_carrier b ib1
+dmesg_mark scale
+# First contact at once: ARP, path queries and 100 REQs to b together.
+n=$(peers_reaching 1 56)
+check "all $N peers reach b at once ($n)" test "$n" = $N
+n=$(peers_reaching 5 60000)
+check "all $N send 5 60000-byte pings at once, every one answered ($n)" test "$n" = $N
+n=$(passive_rc)
+check "b holds $N passive connections ($n)" test "$n" -ge $N
+if [ "$IPOIB_DRIVER" = ours ]; then
+	check "no connection refused" sh -c '! dmesg | grep -q "refused: .* passive connections"'
+fi
+check "unload everything" unload_all
