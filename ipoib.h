@@ -13,7 +13,9 @@
  *                                destroy; the groups' start/stop (attach and
  *                                detach); CQ moderation (ethtool -C)
  *   3. priv->mcast_mutex         the multicast group list and join/leave state
- *   4. netif_tx_lock (per queue) ndo_start_xmit
+ *   4. netif_tx_lock (per queue) ndo_start_xmit; connected mode's backlogs
+ *                                (ipoib_cm.c), also from its NAPI poll and
+ *                                cm->work
  *   5. priv->table_lock          writers of the neighbour, path and group hashes
  *   6. path->lock, mc->lock      one path's / one group's state and wait queue
  *   7. cm->lock (ipoib_cm.c)     connected mode's connection lists and
@@ -176,6 +178,7 @@ enum ipoib_counter {
 	IPOIB_CTR_PATH_LID_MOVED,	/* a peer's SLID was not our DLID: re-query */
 	IPOIB_CTR_DROP_TOO_BIG,		/* bigger than UD carries: ICMP sent */
 	IPOIB_CTR_CM_SIDR_REFUSED,	/* SIDR REQs for our CM service ID */
+	IPOIB_CTR_CM_BACKLOG_DROP,	/* for a connection whose ring and backlog were full */
 	IPOIB_CTR_NR,
 };
 
@@ -545,6 +548,8 @@ bool ipoib_tx_may_wake(struct ipoib_dev_priv *priv);
 void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb);
 
 /* ipoib_cm.c */
+struct seq_file;
+void ipoib_cm_show(struct seq_file *m, struct ipoib_dev_priv *priv);
 int ipoib_cm_supported(struct ipoib_dev_priv *priv);
 int ipoib_cm_start(struct ipoib_dev_priv *priv);
 void ipoib_cm_stop(struct ipoib_dev_priv *priv);
@@ -553,7 +558,6 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb);
 bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 			unsigned int mtu);
-bool ipoib_cm_tx_room(struct ipoib_dev_priv *priv);
 void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh);
 
 /* ipoib_ah.c */

@@ -28,9 +28,12 @@
  *
  * Locks: cm->lock (irqsave: the QP event handler may run in hard-IRQ
  * context) protects the connection lists, states and neigh->cm_tx; it is
- * taken under priv->table_lock (ipoib_cm_neigh_gone()) and never the other
- * way round. Setup and teardown of connections run in cm->work on
- * system_wq, which takes no lock of ours but cm->lock; ipoib_cm_stop()
+ * taken under priv->table_lock (ipoib_cm_neigh_gone()) and under the TX
+ * queue lock (xmit), never the other way round. The TX queue lock also
+ * protects each connection's backlog and cm->backlogged: xmit fills them,
+ * the NAPI poll posts them, cm->work drops a failed connection's. Setup
+ * and teardown of connections run in cm->work on system_wq, which takes
+ * no lock of ours but cm->lock and the TX queue lock; ipoib_cm_stop()
  * (op_mutex) cancels and runs it itself.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -38,6 +41,7 @@
 #include <linux/icmp.h>
 #include <linux/icmpv6.h>
 #include <linux/random.h>
+#include <linux/seq_file.h>
 #include <net/dst.h>
 #include <net/icmp.h>
 #include <rdma/ib_cache.h>
@@ -50,10 +54,11 @@
 #define IPOIB_CM_MAX_RING_CONN	4096	/* max_nonsrq_conn_qp's upper bound */
 #define IPOIB_CM_MAX_DRAINS	64	/* drains in flight at once */
 #define IPOIB_CM_TX_RING	64	/* sends in flight per connection */
-#define IPOIB_CM_TX_BUDGET	128	/* ... and on all of them */
+#define IPOIB_CM_BACKLOG	256	/* ... and waiting behind them */
 #define IPOIB_CM_MAX_TX_CONN	256	/* active connections */
 #define IPOIB_CM_QUEUE_LEN	16	/* packets held while connecting */
-#define IPOIB_CM_RETRY_DELAY	(2 * HZ) /* UD only after a refusal */
+#define IPOIB_CM_RETRY_DELAY	(2 * HZ) /* UD only after a refusal ... */
+#define IPOIB_CM_BACKOFF_MAX	5	/* ... doubled up to 64 s */
 #define IPOIB_CM_COPYBREAK	256	/* copied, the buffer reposted */
 #define IPOIB_CM_HEAD		128	/* headers copied to the linear part */
 #define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
@@ -122,6 +127,7 @@ struct ipoib_cm_tx {
 	u32 dqpn;			/* the peer's UD QPN */
 	enum ipoib_cm_tx_state state;	/* cm->lock, READ_ONCE by xmit */
 	unsigned long retry_at;		/* jiffies, FAILED */
+	unsigned int fails;		/* in a row, for the back-off; cm->lock */
 	struct sa_path_rec rec;
 	struct ib_cm_id *id;		/* cm->work */
 	struct ib_qp *qp;
@@ -131,7 +137,10 @@ struct ipoib_cm_tx {
 	struct ipoib_tx_buf *ring;
 	unsigned int head;		/* netif tx lock */
 	unsigned int tail;		/* cm NAPI */
-	u32 full;			/* counted in cm->nr_full; xchg() */
+	/* what the ring cannot take yet; netif tx lock, as cm->backlogged */
+	struct sk_buff_head backlog;
+	struct list_head backlogged;	/* on cm->backlogged while not empty */
+	u64 drops;			/* backlog full or lost; netif tx lock */
 	struct rcu_head rcu;
 };
 
@@ -175,13 +184,13 @@ struct ipoib_cm {
 	unsigned int nr_tx;
 	unsigned int nr_rx;
 	unsigned int max_rx;		/* passive connections at most */
+	unsigned int max_tx;		/* active connections at most */
 	unsigned int drains;		/* drains posted, not completed */
 	struct work_struct work;
 	struct delayed_work reap_work;	/* idle passive connections */
 	struct mutex work_mutex;	/* cm->work, or ipoib_cm_stop() running it */
 	wait_queue_head_t wait;		/* a ring or a drain completed */
-	atomic_t tx_outstanding;	/* sends posted on every tx QP */
-	atomic_t nr_full;		/* tx rings that are full */
+	struct list_head backlogged;	/* connections with a backlog; tx lock */
 };
 
 static void ipoib_cm_kick(struct ipoib_cm *cm)
@@ -777,6 +786,7 @@ static void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
 {
 	struct ipoib_cm *cm = tx->cm;
 	unsigned long flags;
+	unsigned int fails;
 	bool was;
 
 	spin_lock_irqsave(&cm->lock, flags);
@@ -784,11 +794,17 @@ static void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
 	if (was) {
 		/*
 		 * A connection that worked is made again by the next packet;
-		 * one the peer refused or never answered, after a pause.
+		 * one the peer refused or never answered, or one that failed
+		 * again before a send got through, after a pause that doubles
+		 * with each failure in a row (a dead peer costs a REQ a
+		 * minute, not one every two seconds).
 		 */
+		fails = READ_ONCE(tx->fails);	/* NAPI clears it */
 		tx->retry_at = jiffies;
-		if (tx->state != IPOIB_CM_TX_UP)
-			tx->retry_at += IPOIB_CM_RETRY_DELAY;
+		if (tx->state != IPOIB_CM_TX_UP || fails)
+			tx->retry_at += IPOIB_CM_RETRY_DELAY <<
+					min(fails, IPOIB_CM_BACKOFF_MAX);
+		WRITE_ONCE(tx->fails, fails + 1);
 		WRITE_ONCE(tx->state, IPOIB_CM_TX_FAILED);
 	}
 	spin_unlock_irqrestore(&cm->lock, flags);
@@ -971,10 +987,11 @@ static void ipoib_cm_tx_complete(struct ipoib_cm_tx *tx, u64 wr_id,
 
 	/* RC completes in order too */
 	smp_store_release(&tx->tail, tx->tail + 1);
-	atomic_dec(&cm->tx_outstanding);
-	if (xchg(&tx->full, 0))
-		atomic_dec(&cm->nr_full);
-	if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR) {
+	if (likely(status == IB_WC_SUCCESS)) {
+		/* the peer is reachable: a later failure retries at once */
+		if (unlikely(READ_ONCE(tx->fails)))
+			WRITE_ONCE(tx->fails, 0);
+	} else if (status != IB_WC_WR_FLUSH_ERR) {
 		ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
 				       "send to qpn 0x%06x failed (status %d): reconnecting\n",
 				       tx->dqpn, status);
@@ -996,6 +1013,36 @@ static void ipoib_cm_tx_destroy_qp(struct ipoib_cm_tx *tx)
 		ipoib_cm_tx_complete(tx, tx->tail, IB_WC_WR_FLUSH_ERR);
 }
 
+static struct netdev_queue *ipoib_cm_txq(struct ipoib_cm *cm)
+{
+	return netdev_get_tx_queue(cm->priv->dev, 0);
+}
+
+/* A packet for @tx that neither the ring nor the backlog took. */
+static void ipoib_cm_tx_drop(struct ipoib_cm_tx *tx, struct sk_buff *skb)
+{
+	WRITE_ONCE(tx->drops, tx->drops + 1);
+	ipoib_count(tx->cm->priv, IPOIB_CTR_CM_BACKLOG_DROP);
+	ipoib_count_tx_drop(tx->cm->priv, skb);
+}
+
+/* cm->work: what waits behind a failed connection's ring is dropped. */
+static void ipoib_cm_tx_drop_backlog(struct ipoib_cm_tx *tx)
+{
+	struct netdev_queue *txq = ipoib_cm_txq(tx->cm);
+	struct sk_buff_head drop;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&drop);
+	__netif_tx_lock_bh(txq);
+	if (!list_empty(&tx->backlogged))
+		list_del_init(&tx->backlogged);
+	skb_queue_splice_init(&tx->backlog, &drop);
+	while ((skb = __skb_dequeue(&drop)))
+		ipoib_cm_tx_drop(tx, skb);
+	__netif_tx_unlock_bh(txq);
+}
+
 /* cm->work: free what a failed or detached connection holds. */
 static void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 {
@@ -1014,6 +1061,7 @@ static void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 		return;
 	/* No xmit still posts on the QP: it saw FAILED, or no neighbour. */
 	synchronize_net();
+	ipoib_cm_tx_drop_backlog(tx);
 	ib_modify_qp(tx->qp, &attr, IB_QP_STATE);
 	wait_event_timeout(cm->wait,
 			   READ_ONCE(tx->tail) == READ_ONCE(tx->head) ||
@@ -1028,6 +1076,7 @@ static void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 static void ipoib_cm_tx_free(struct ipoib_cm_tx *tx)
 {
 	__skb_queue_purge(&tx->queue);
+	__skb_queue_purge(&tx->backlog);
 	kvfree(tx->ring);
 	kfree_rcu(tx, rcu);
 }
@@ -1206,10 +1255,10 @@ bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	return true;
 }
 
-static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
+/* Post @skb on @tx's ring, which has room (netif tx lock). */
+static void ipoib_cm_post(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 {
-	struct ipoib_cm *cm = tx->cm;
-	struct ipoib_dev_priv *priv = cm->priv;
+	struct ipoib_dev_priv *priv = tx->cm->priv;
 	unsigned int head = tx->head;
 	struct ipoib_tx_buf *buf = &tx->ring[head & (IPOIB_CM_TX_RING - 1)];
 	struct ib_sge sge[IPOIB_MAX_TX_SGE];
@@ -1217,23 +1266,8 @@ static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 	unsigned int nsge;
 	int ret;
 
-	if (unlikely(skb->len > tx->mtu + IPOIB_ENCAP_LEN)) {
-		ipoib_cm_too_big(priv, skb, tx->mtu);
-		return;
-	}
-	/*
-	 * Validated for the UD offloads just before a switch to connected
-	 * mode (ipoib_set_mode()): RC has none. A segment-offload packet
-	 * that fits is one TCP retransmission away from being resent right.
-	 */
-	if (unlikely(skb->ip_summed == CHECKSUM_PARTIAL) &&
-	    (skb_is_gso(skb) || skb_checksum_help(skb))) {
-		ipoib_count_tx_drop(priv, skb);
-		return;
-	}
-	if (unlikely(head - READ_ONCE(tx->tail) >= IPOIB_CM_TX_RING ||
-		     (skb_shinfo(skb)->nr_frags + 1 > tx->max_send_sge &&
-		      skb_linearize(skb)))) {
+	if (unlikely(skb_shinfo(skb)->nr_frags + 1 > tx->max_send_sge &&
+		     skb_linearize(skb))) {
 		ipoib_count_tx_drop(priv, skb);
 		return;
 	}
@@ -1254,10 +1288,8 @@ static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 	skb_tx_timestamp(skb);
 	skb_orphan(skb);
 	skb_dst_drop(skb);
-	atomic_inc(&cm->tx_outstanding);
 	ret = ib_post_send(tx->qp, &wr, NULL);
 	if (unlikely(ret)) {
-		atomic_dec(&cm->tx_outstanding);
 		ipoib_warn_ratelimited(priv, IPOIB_RL_POST_SEND,
 				       "RC post send failed: %d\n", ret);
 		ipoib_tx_unmap(priv, buf, skb_shinfo(skb)->nr_frags);
@@ -1267,17 +1299,97 @@ static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 	}
 	netif_trans_update(priv->dev);
 	WRITE_ONCE(tx->head, head + 1);
+}
 
-	if (head + 1 - READ_ONCE(tx->tail) >= IPOIB_CM_TX_RING &&
-	    !xchg(&tx->full, 1))
-		atomic_inc(&cm->nr_full);
-	if (atomic_read(&cm->nr_full) ||
-	    atomic_read(&cm->tx_outstanding) >= IPOIB_CM_TX_BUDGET) {
-		netif_stop_queue(priv->dev);
-		smp_mb(); /* stopped before re-reading the counts */
-		if (ipoib_tx_may_wake(priv))
-			netif_wake_queue(priv->dev);
+static bool ipoib_cm_ring_room(struct ipoib_cm_tx *tx)
+{
+	return tx->head - READ_ONCE(tx->tail) < IPOIB_CM_TX_RING;
+}
+
+/*
+ * Move what waits in @tx's backlog onto its ring while the ring has room,
+ * in order (netif tx lock). Only a connection that is up posts.
+ */
+static void ipoib_cm_push(struct ipoib_cm_tx *tx)
+{
+	struct sk_buff *skb;
+
+	/* pairs with ipoib_cm_tx_rep(), as in ipoib_cm_xmit() */
+	if (smp_load_acquire(&tx->state) != IPOIB_CM_TX_UP)
+		return;		/* cm->work drops the backlog */
+	while (ipoib_cm_ring_room(tx) && (skb = __skb_dequeue(&tx->backlog)))
+		ipoib_cm_post(tx, skb);
+	if (skb_queue_empty(&tx->backlog))
+		list_del_init(&tx->backlogged);
+}
+
+/*
+ * Send @skb over @tx, which is up (ndo_start_xmit, netif tx lock).
+ *
+ * A full ring does not stop the interface's queue: that would stop every
+ * other destination with it, for as long as this peer does not answer (7
+ * ACK timeouts when it is gone, about 15 s with OpenSM's packet life: past
+ * the watchdog; review 2026-12, finding 7). The packet waits in the
+ * connection's backlog instead, posted from the NAPI poll as the ring's
+ * sends complete; a full backlog drops it and counts it for this peer. A
+ * socket's packets stay charged to it while they wait, so a local sender
+ * is still paced by its own limits, not by drops.
+ */
+static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
+{
+	struct ipoib_cm *cm = tx->cm;
+	struct ipoib_dev_priv *priv = cm->priv;
+
+	if (unlikely(skb->len > tx->mtu + IPOIB_ENCAP_LEN)) {
+		ipoib_cm_too_big(priv, skb, tx->mtu);
+		return;
 	}
+	/*
+	 * Validated for the UD offloads just before a switch to connected
+	 * mode (ipoib_set_mode()): RC has none. A segment-offload packet
+	 * that fits is one TCP retransmission away from being resent right.
+	 */
+	if (unlikely(skb->ip_summed == CHECKSUM_PARTIAL) &&
+	    (skb_is_gso(skb) || skb_checksum_help(skb))) {
+		ipoib_count_tx_drop(priv, skb);
+		return;
+	}
+	if (unlikely(!skb_queue_empty(&tx->backlog)))
+		ipoib_cm_push(tx);
+	if (likely(skb_queue_empty(&tx->backlog) && ipoib_cm_ring_room(tx))) {
+		ipoib_cm_post(tx, skb);
+		return;
+	}
+	if (skb_queue_len(&tx->backlog) >= IPOIB_CM_BACKLOG) {
+		ipoib_cm_tx_drop(tx, skb);
+		return;
+	}
+	if (skb_queue_empty(&tx->backlog))
+		list_add_tail(&tx->backlogged, &cm->backlogged);
+	__skb_queue_tail(&tx->backlog, skb);
+	skb_dst_drop(skb);
+	/*
+	 * The ring may have emptied since we looked, and the NAPI poll
+	 * looked for backlogs before this one was added: pairs with
+	 * ipoib_cm_poll().
+	 */
+	smp_mb();
+	if (ipoib_cm_ring_room(tx))
+		ipoib_cm_push(tx);
+}
+
+/* NAPI, after completions freed ring slots: post what waits for them. */
+static void ipoib_cm_push_all(struct ipoib_cm *cm)
+{
+	struct netdev_queue *txq = ipoib_cm_txq(cm);
+	struct ipoib_cm_tx *tx, *next;
+
+	if (list_empty(&cm->backlogged))	/* racy: a peek */
+		return;
+	__netif_tx_lock(txq, smp_processor_id());
+	list_for_each_entry_safe(tx, next, &cm->backlogged, backlogged)
+		ipoib_cm_push(tx);
+	__netif_tx_unlock(txq);
 }
 
 /*
@@ -1371,11 +1483,13 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 	tx->cm = cm;
 	tx->dqpn = get_unaligned_be32(daddr) & IPOIB_QPN_MASK;
 	skb_queue_head_init(&tx->queue);
+	__skb_queue_head_init(&tx->backlog);
+	INIT_LIST_HEAD(&tx->backlogged);
 	skb_push(skb, IPOIB_PSEUDO_LEN);
 	__skb_queue_tail(&tx->queue, skb);
 
 	spin_lock_irqsave(&cm->lock, flags);
-	if (cm->stopping || cm->nr_tx >= IPOIB_CM_MAX_TX_CONN) {
+	if (cm->stopping || cm->nr_tx >= cm->max_tx) {
 		bool stopping = cm->stopping;
 
 		spin_unlock_irqrestore(&cm->lock, flags);
@@ -1387,8 +1501,10 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 	}
 	old = rcu_dereference_protected(neigh->cm_tx,
 					lockdep_is_held(&cm->lock));
-	if (old)
+	if (old) {
+		tx->fails = READ_ONCE(old->fails);	/* the back-off goes on */
 		ipoib_cm_tx_detach(old);
+	}
 	tx->neigh = neigh;
 	tx->state = IPOIB_CM_TX_NEW;
 	list_add_tail(&tx->list, &cm->tx_list);
@@ -1613,7 +1729,8 @@ static int ipoib_cm_poll(struct napi_struct *napi, int budget)
 		done += n;
 	}
 
-	smp_mb(); /* counts before the stopped check, pairs with xmit */
+	smp_mb(); /* counts before the checks, pairs with xmit */
+	ipoib_cm_push_all(cm);
 	if (netif_queue_stopped(priv->dev) &&
 	    test_bit(IPOIB_FLAG_RUNNING, &priv->flags) &&
 	    ipoib_tx_may_wake(priv))
@@ -1653,19 +1770,44 @@ static void ipoib_cm_cq_error(struct ib_event *event, void *ctx)
 
 /* Start and stop (op_mutex) */
 
-/* Room for one more packet on every ring: the queue may run again. */
-bool ipoib_cm_tx_room(struct ipoib_dev_priv *priv)
-{
-	struct ipoib_cm *cm;
-	bool room = true;
+static const char *const ipoib_cm_tx_state_names[] = {
+	[IPOIB_CM_TX_NEW]	 = "new",
+	[IPOIB_CM_TX_CONNECTING] = "connecting",
+	[IPOIB_CM_TX_UP]	 = "up",
+	[IPOIB_CM_TX_FAILED]	 = "failed",
+};
 
+/*
+ * debugfs ipoib/<if>/connections: one line per active connection. The
+ * ring and backlog figures are read without the tx lock: a snapshot.
+ */
+void ipoib_cm_show(struct seq_file *m, struct ipoib_dev_priv *priv)
+{
+	struct ipoib_cm_tx *tx;
+	struct ipoib_cm *cm;
+	unsigned long flags;
+	long retry_ms;
+
+	seq_puts(m, "# qpn gid state inflight backlog drops fails retry_in_ms\n");
 	rcu_read_lock();
 	cm = rcu_dereference(priv->cm);
-	if (cm)
-		room = !atomic_read(&cm->nr_full) &&
-		       atomic_read(&cm->tx_outstanding) <= IPOIB_CM_TX_BUDGET / 2;
+	if (!cm)
+		goto out;
+	spin_lock_irqsave(&cm->lock, flags);
+	list_for_each_entry(tx, &cm->tx_list, list) {
+		retry_ms = 0;
+		if (tx->state == IPOIB_CM_TX_FAILED &&
+		    time_before(jiffies, tx->retry_at))
+			retry_ms = jiffies_to_msecs(tx->retry_at - jiffies);
+		seq_printf(m, "0x%06x %pI6 %s %u %u %llu %u %ld\n", tx->dqpn,
+			   tx->rec.dgid.raw, ipoib_cm_tx_state_names[tx->state],
+			   READ_ONCE(tx->head) - READ_ONCE(tx->tail),
+			   skb_queue_len_lockless(&tx->backlog),
+			   READ_ONCE(tx->drops), READ_ONCE(tx->fails), retry_ms);
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+out:
 	rcu_read_unlock();
-	return room;
 }
 
 /* What connected mode needs of the HCA; a message says what is missing. */
@@ -1754,6 +1896,7 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 	spin_lock_init(&cm->lock);
 	INIT_LIST_HEAD(&cm->tx_list);
 	INIT_LIST_HEAD(&cm->rx_list);
+	INIT_LIST_HEAD(&cm->backlogged);
 	INIT_WORK(&cm->work, ipoib_cm_work);
 	INIT_DELAYED_WORK(&cm->reap_work, ipoib_cm_reap);
 	mutex_init(&cm->work_mutex);
@@ -1763,12 +1906,17 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 	if (ret)
 		goto err_free;
 	/*
-	 * Every CQE the CQ may have to hold at once: a send per slot of the
-	 * budget, a receive per posted buffer (the SRQ's, or each passive
-	 * connection's ring: as many connections as the HCA's CQ allows, up
-	 * to max_nonsrq_conn_qp) and the drains in flight.
+	 * Every CQE the CQ may have to hold at once: a send per slot of every
+	 * active connection's ring (as many connections as half the HCA's
+	 * CQ holds, IPOIB_CM_MAX_TX_CONN at most: no budget shared between
+	 * the rings, which one dead peer's full ring could use up), a
+	 * receive per posted buffer (the SRQ's, or each passive
+	 * connection's ring: as many connections as the rest of the CQ
+	 * allows, up to max_nonsrq_conn_qp) and the drains in flight.
 	 */
-	fixed = IPOIB_CM_TX_BUDGET + IPOIB_CM_MAX_DRAINS + 1;
+	cm->max_tx = clamp_t(unsigned int, max_cqe / 2 / IPOIB_CM_TX_RING, 1,
+			     IPOIB_CM_MAX_TX_CONN);
+	fixed = cm->max_tx * IPOIB_CM_TX_RING + IPOIB_CM_MAX_DRAINS + 1;
 	if (cm->srq) {
 		cm->max_rx = UINT_MAX;
 		cq_attr.cqe = fixed + cm->srq_size;

@@ -12,6 +12,10 @@
  *                                send-only, seconds since the join, queued
  *   <ifname>/neighs              one line per neighbour: QPN, GID, path state,
  *                                idle time
+ *   <ifname>/connections         one line per connected-mode connection we
+ *                                opened: peer QPN and GID, state, sends in flight,
+ *                                backlog, drops, failures in a row, time
+ *                                left in a back-off
  *
  * The names follow the interface: a netdev notifier renames them when the
  * interface is renamed or moved to another namespace (which may rename it).
@@ -223,6 +227,13 @@ static int ipoib_neighs_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_neighs);
 
+static int ipoib_connections_show(struct seq_file *m, void *v)
+{
+	ipoib_cm_show(m, m->private);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ipoib_connections);
+
 static bool ipoib_debugfs_taken(const char *name)
 {
 	struct dentry *d = debugfs_lookup(name, ipoib_debugfs_root);
@@ -293,6 +304,8 @@ void ipoib_debugfs_add(struct ipoib_dev_priv *priv)
 	debugfs_create_file("paths", 0400, dir, priv, &ipoib_paths_fops);
 	debugfs_create_file("mcast", 0400, dir, priv, &ipoib_mcast_fops);
 	debugfs_create_file("neighs", 0400, dir, priv, &ipoib_neighs_fops);
+	debugfs_create_file("connections", 0400, dir, priv,
+			    &ipoib_connections_fops);
 	snprintf(name, sizeof(name), "%s_mcg", base);
 	priv->mcg_dentry = debugfs_create_file(name, 0400, ipoib_debugfs_root,
 					       priv, &ipoib_mcg_fops);

@@ -413,13 +413,14 @@ static unsigned int ipoib_tx_inflight(struct ipoib_dev_priv *priv)
 }
 
 /*
- * The one TX queue feeds the UD ring and the connections' rings: it may
- * run again when all of them have room. Either NAPI context, or xmit.
+ * The one TX queue feeds the UD ring and the connections' rings; only the
+ * UD ring stops it (a connection's full ring keeps a backlog of its own,
+ * ipoib_cm_send()): it may run again when that has room. Either NAPI
+ * context, or xmit.
  */
 bool ipoib_tx_may_wake(struct ipoib_dev_priv *priv)
 {
-	return ipoib_tx_inflight(priv) <= priv->tx_ring_size / 2 &&
-	       ipoib_cm_tx_room(priv);
+	return ipoib_tx_inflight(priv) <= priv->tx_ring_size / 2;
 }
 
 /* Unmap the linear part and the first @nr_frags frags of a send. */

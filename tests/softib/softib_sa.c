@@ -75,7 +75,7 @@
 
 #define SOFTIB_SA_DEFAULT_QKEY	0x0b1b		/* OpenSM's IPoIB Q_Key */
 #define SOFTIB_SA_RATE		IB_RATE_40_GBPS
-#define SOFTIB_SA_LIFE		14		/* 4.096 us * 2^14 = 67 ms */
+#define SOFTIB_SA_LIFE		softib_sa_life	/* sa_packet_life */
 #define SOFTIB_SA_RESP_TIME	16		/* ClassPortInfo RespTimeValue */
 #define SOFTIB_SA_MLID_FIRST	0xc001
 #define SOFTIB_SA_MLID_LAST	0xfffe
@@ -253,6 +253,17 @@ static unsigned int sa_mtu = 2048;
 module_param(sa_mtu, uint, 0444);
 MODULE_PARM_DESC(sa_mtu,
 		 "SA default MTU of new multicast groups and of paths, bytes (256-4096) or enum ib_mtu 1-5 (default 2048)");
+
+/*
+ * PacketLifeTime of paths and new groups: 4.096 us * 2^N. OpenSM's default
+ * is 0x12 (1.07 s: ib_cm's ACK timeout is twice that, so a dead RC peer
+ * fails a send after 7 x 2.1 s); ours is shorter so that cases about RC
+ * loss run in seconds, and a case about a dead peer sets 18.
+ */
+static unsigned int softib_sa_life = 14;	/* 67 ms */
+module_param_named(sa_packet_life, softib_sa_life, uint, 0444);
+MODULE_PARM_DESC(sa_packet_life,
+		 "PacketLifeTime of PathRecords and new groups, 4.096 us * 2^N (0-31, default 14; OpenSM's is 18)");
 
 static unsigned int sa_sl;
 module_param(sa_sl, uint, 0444);
@@ -1510,6 +1521,11 @@ int softib_sa_init(struct dentry *root)
 
 	if (sa_sl > 14) {
 		pr_err("sa_sl %u: SL 15 is VL15's, and SLs end there\n", sa_sl);
+		return -EINVAL;
+	}
+	if (softib_sa_life > 31) {
+		pr_err("sa_packet_life %u: 31 at most (5 bits in a timeout)\n",
+		       softib_sa_life);
 		return -EINVAL;
 	}
 
