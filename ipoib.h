@@ -14,11 +14,11 @@
  *                                detach); CQ moderation (ethtool -C)
  *   3. priv->mcast_mutex         the multicast group list and join/leave state
  *   4. netif_tx_lock (per queue) ndo_start_xmit; connected mode's backlogs
- *                                (ipoib_cm.c), also from its NAPI poll and
+ *                                (ipoib_cm_tx.c), also from its NAPI poll and
  *                                cm->work
  *   5. priv->table_lock          writers of the neighbour, path and group hashes
  *   6. path->lock, mc->lock      one path's / one group's state and wait queue
- *   7. cm->lock (ipoib_cm.c)     connected mode's connection lists and
+ *   7. cm->lock (ipoib_cm.h)     connected mode's connection lists and
  *                                states, neigh->cm_tx; irqsave
  *
  * table_lock nests inside the kernel's neighbour table lock
@@ -73,7 +73,7 @@
 #include <rdma/ib_sa.h>
 #include "ipoib_compat.h"
 
-struct ipoib_cm;	/* connected mode, private to ipoib_cm.c */
+struct ipoib_cm;	/* connected mode, private to ipoib_cm*.c */
 struct ipoib_cm_tx;
 
 /*
@@ -289,8 +289,8 @@ struct ipoib_neigh {
 	struct list_head list;		/* priv->neigh_list, table_lock */
 	struct ipoib_path *path;	/* holds a path->nr_neigh count */
 	unsigned long last_used;	/* jiffies */
-	struct ipoib_cm_tx __rcu *cm_tx; /* connected mode, ipoib_cm.c */
-	bool dead;			/* unlinked: no new cm_tx, ipoib_cm.c */
+	struct ipoib_cm_tx __rcu *cm_tx; /* connected mode, ipoib_cm_tx.c */
+	bool dead;			/* unlinked: no new cm_tx, ipoib_cm_tx.c */
 	struct rcu_head rcu;
 };
 
@@ -547,7 +547,7 @@ void ipoib_tx_unmap(struct ipoib_dev_priv *priv, struct ipoib_tx_buf *buf,
 bool ipoib_tx_may_wake(struct ipoib_dev_priv *priv);
 void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb);
 
-/* ipoib_cm.c */
+/* ipoib_cm.c, ipoib_cm_tx.c */
 struct seq_file;
 void ipoib_cm_show(struct seq_file *m, struct ipoib_dev_priv *priv);
 int ipoib_cm_supported(struct ipoib_dev_priv *priv);
