@@ -484,6 +484,27 @@ do {									\
 #define ipoib_warn_ratelimited(priv, kind, fmt, ...) \
 	ipoib_printk_ratelimited(warn, priv, kind, fmt, ##__VA_ARGS__)
 
+/*
+ * Debug messages: dynamic debug (netdev_dbg), or every one of them at
+ * KERN_DEBUG while the in-tree driver's debug_level (mcast_debug_level for
+ * the multicast ones) is above 0, as sites that set it expect.
+ */
+extern int ipoib_debug_level;
+extern int ipoib_mcast_debug_level;
+#define ipoib_dbg_level(lvl, dev, ...)					\
+do {									\
+	struct net_device *_ipoib_dbg_dev = (dev);			\
+									\
+	if (READ_ONCE(lvl) > 0)						\
+		netdev_printk(KERN_DEBUG, _ipoib_dbg_dev, __VA_ARGS__);	\
+	else								\
+		netdev_dbg(_ipoib_dbg_dev, __VA_ARGS__);		\
+} while (0)
+#define ipoib_dbg(dev, fmt, ...) \
+	ipoib_dbg_level(ipoib_debug_level, dev, fmt, ##__VA_ARGS__)
+#define ipoib_dbg_mcast(dev, fmt, ...) \
+	ipoib_dbg_level(ipoib_mcast_debug_level, dev, fmt, ##__VA_ARGS__)
+
 /* Record "used now" without dirtying the cache line more than once a tick. */
 static inline void ipoib_touch(unsigned long *stamp)
 {

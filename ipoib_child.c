@@ -124,7 +124,7 @@ int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
  */
 void ipoib_set_umcast(struct ipoib_dev_priv *priv, bool on)
 {
-	netdev_dbg(priv->dev, "umcast %s\n", on ? "on" : "off");
+	ipoib_dbg(priv->dev, "umcast %s\n", on ? "on" : "off");
 	WRITE_ONCE(priv->umcast, on);
 }
 

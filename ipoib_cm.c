@@ -437,8 +437,8 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 	}
 	rcu_assign_pointer(priv->cm, cm);
 	queue_delayed_work(system_wq, &cm->reap_work, HZ);
-	netdev_dbg(priv->dev, "connected mode on qpn 0x%06x, %s\n",
-		   priv->qp->qp_num, cm->srq ? "SRQ" : "a ring per connection");
+	ipoib_dbg(priv->dev, "connected mode on qpn 0x%06x, %s\n",
+		  priv->qp->qp_num, cm->srq ? "SRQ" : "a ring per connection");
 	if (!(priv->dev->dev_addr[0] & IPOIB_HW_RC))
 		ipoib_addr_changed(priv);
 	return 0;

@@ -277,8 +277,8 @@ static void ipoib_cm_rx_event(struct ib_event *event, void *ctx)
 		return;
 	spin_lock_irqsave(&cm->lock, flags);
 	if (ipoib_cm_rx_claim(rx))
-		netdev_dbg(cm->priv->dev,
-			   "a passive connection's QP went to error by itself\n");
+		ipoib_dbg(cm->priv->dev,
+			  "a passive connection's QP went to error by itself\n");
 	if (rx->state == IPOIB_CM_RX_DRAINING)
 		drain = ipoib_cm_rx_want_drain(rx);
 	spin_unlock_irqrestore(&cm->lock, flags);
@@ -331,8 +331,8 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 	int ret;
 
 	if (!ipoib_cm_peer_mtu(event->private_data)) {
-		netdev_dbg(priv->dev, "REQ with a receive size below %u: refused\n",
-			   IPOIB_ENCAP_LEN + IPV6_MIN_MTU);
+		ipoib_dbg(priv->dev, "REQ with a receive size below %u: refused\n",
+			  IPOIB_ENCAP_LEN + IPV6_MIN_MTU);
 		return -EINVAL;
 	}
 	/*
@@ -415,8 +415,8 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 		id->context = cm;
 		goto err;
 	}
-	netdev_dbg(priv->dev, "passive connection from qpn 0x%06x accepted\n",
-		   event->param.req_rcvd.remote_qpn);
+	ipoib_dbg(priv->dev, "passive connection from qpn 0x%06x accepted\n",
+		  event->param.req_rcvd.remote_qpn);
 	return 0;
 
 err:
@@ -470,8 +470,8 @@ int ipoib_cm_rx_handler(struct ib_cm_id *id,
 	}
 
 	rx = id->context;
-	netdev_dbg(rx->cm->priv->dev, "passive %p: %s\n", rx,
-		   ipoib_cm_event_name(event->event));
+	ipoib_dbg(rx->cm->priv->dev, "passive %p: %s\n", rx,
+		  ipoib_cm_event_name(event->event));
 	switch (event->event) {
 	case IB_CM_RTU_RECEIVED:
 		break;
@@ -515,9 +515,9 @@ void ipoib_cm_reap(struct work_struct *work)
 		}
 		spin_unlock_irqrestore(&cm->lock, flags);
 		if (found) {
-			netdev_dbg(cm->priv->dev,
-				   "passive connection idle for %u s: closed\n",
-				   idle_s);
+			ipoib_dbg(cm->priv->dev,
+				  "passive connection idle for %u s: closed\n",
+				  idle_s);
 			/* ERR now; the drained QP and its id go in cm->work */
 			ipoib_cm_rx_to_err(found);
 		}
@@ -658,8 +658,8 @@ void ipoib_cm_rx_wc(struct ipoib_cm *cm, struct ib_wc *wc)
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			netdev_dbg(priv->dev, "RC receive error status %d\n",
-				   wc->status);
+			ipoib_dbg(priv->dev, "RC receive error status %d\n",
+				  wc->status);
 			ipoib_cm_rx_count(priv, &priv->cm_rx_stats.errors);
 		}
 		if (cm->srq && !cm->stopping)

@@ -47,8 +47,8 @@ void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
 	spin_unlock_irqrestore(&cm->lock, flags);
 	if (!was)
 		return;
-	netdev_dbg(cm->priv->dev, "connection to qpn 0x%06x closed: %s\n",
-		   tx->dqpn, why);
+	ipoib_dbg(cm->priv->dev, "connection to qpn 0x%06x closed: %s\n",
+		  tx->dqpn, why);
 	ipoib_cm_kick(cm);
 }
 
@@ -81,8 +81,8 @@ static int ipoib_cm_tx_rep(struct ipoib_cm_tx *tx, const struct ib_cm_event *eve
 		skb_queue_splice_init(&tx->queue, &queue);
 	}
 	spin_unlock_irqrestore(&cm->lock, flags);
-	netdev_dbg(cm->priv->dev, "connected to qpn 0x%06x, peer receives %u\n",
-		   tx->dqpn, mtu);
+	ipoib_dbg(cm->priv->dev, "connected to qpn 0x%06x, peer receives %u\n",
+		  tx->dqpn, mtu);
 	/* through the qdisc again, in the form ndo_start_xmit takes */
 	while ((skb = __skb_dequeue(&queue)))
 		ipoib_requeue_xmit(cm->priv, skb);
@@ -95,8 +95,8 @@ static int ipoib_cm_tx_handler(struct ib_cm_id *id,
 	struct ipoib_cm_tx *tx = id->context;
 	int ret;
 
-	netdev_dbg(tx->cm->priv->dev, "to qpn 0x%06x: %s\n", tx->dqpn,
-		   ipoib_cm_event_name(event->event));
+	ipoib_dbg(tx->cm->priv->dev, "to qpn 0x%06x: %s\n", tx->dqpn,
+		  ipoib_cm_event_name(event->event));
 	switch (event->event) {
 	case IB_CM_REP_RECEIVED:
 		ret = ipoib_cm_tx_rep(tx, event);
@@ -286,9 +286,9 @@ void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 	struct ipoib_cm *cm = tx->cm;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	netdev_dbg(cm->priv->dev, "releasing the connection to qpn 0x%06x (state %d, %s, cm state %d)\n",
-		   tx->dqpn, tx->state, tx->neigh ? "attached" : "detached",
-		   tx->id ? tx->id->state : -1);
+	ipoib_dbg(cm->priv->dev, "releasing the connection to qpn 0x%06x (state %d, %s, cm state %d)\n",
+		  tx->dqpn, tx->state, tx->neigh ? "attached" : "detached",
+		  tx->id ? tx->id->state : -1);
 	/* An established id sends the DREQ as it goes. */
 	if (tx->id) {
 		ib_destroy_cm_id(tx->id);

@@ -311,8 +311,8 @@ static void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 		     !test_bit(IPOIB_FLAG_RUNNING, &priv->flags))) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR &&
 		    wc->status != IB_WC_SUCCESS) {
-			netdev_dbg(priv->dev, "receive error status %d\n",
-				   wc->status);
+			ipoib_dbg(priv->dev, "receive error status %d\n",
+				  wc->status);
 			ipoib_rx_count(priv, &priv->rx_stats.errors);
 		}
 		/* one bad frame while running: the buffer serves again */
@@ -509,7 +509,7 @@ static void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc)
 	}
 	u64_stats_update_end(&priv->tx_stats.syncp);
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		netdev_dbg(priv->dev, "send error status %d\n", wc->status);
+		ipoib_dbg(priv->dev, "send error status %d\n", wc->status);
 		/* the HCA stopped the send queue (SQE): the resync restarts it */
 		ipoib_queue_resync(priv, IPOIB_RESYNC_SEND_ERR);
 	}
@@ -749,8 +749,8 @@ int ipoib_ib_start(struct ipoib_dev_priv *priv)
 
 	ret = ib_find_pkey(priv->ca, priv->port, priv->pkey, &priv->pkey_index);
 	if (ret) {
-		netdev_dbg(priv->dev, "P_Key 0x%04x not in the table\n",
-			   priv->pkey);
+		ipoib_dbg(priv->dev, "P_Key 0x%04x not in the table\n",
+			  priv->pkey);
 		return ret;
 	}
 

@@ -21,6 +21,15 @@ MODULE_ALIAS_RTNL_LINK("ipoib");
 
 struct ib_sa_client ipoib_sa_client;
 
+/* The in-tree driver's switches for its debug messages (ipoib.h). */
+int ipoib_debug_level;
+module_param_named(debug_level, ipoib_debug_level, int, 0644);
+MODULE_PARM_DESC(debug_level, "Log every debug message if > 0 (else dynamic debug)");
+int ipoib_mcast_debug_level;
+module_param_named(mcast_debug_level, ipoib_mcast_debug_level, int, 0644);
+MODULE_PARM_DESC(mcast_debug_level,
+		 "Log every multicast debug message if > 0 (else dynamic debug)");
+
 /* Which resync reason each IB event raises; zero means "not ours". */
 static const unsigned long ipoib_event_reasons[] = {
 	[IB_EVENT_PORT_ERR]		= BIT(IPOIB_RESYNC_PORT),
@@ -63,7 +72,7 @@ static void ipoib_event(struct ib_event_handler *handler,
 	reasons = ipoib_event_reasons[event->event];
 	if (!reasons)
 		return;
-	netdev_dbg(priv->dev, "IB event %s\n", ib_event_msg(event->event));
+	ipoib_dbg(priv->dev, "IB event %s\n", ib_event_msg(event->event));
 	for_each_set_bit(bit, &reasons, IPOIB_RESYNC_NR)
 		ipoib_queue_resync(priv, bit);
 }

@@ -182,7 +182,7 @@ void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 			mc = ipoib_mcast_insert(priv, mc);
 		if (!mc)
 			goto drop;
-		netdev_dbg(priv->dev, "send-only group %pI6\n", mgid->raw);
+		ipoib_dbg_mcast(priv->dev, "send-only group %pI6\n", mgid->raw);
 	}
 	ipoib_touch(&mc->last_used);
 
@@ -291,15 +291,15 @@ static void ipoib_mcast_join(struct ipoib_dev_priv *priv,
 			IB_SA_MCMEMBER_REC_HOP_LIMIT;
 	}
 
-	netdev_dbg(priv->dev, "joining %pI6 (%s)\n", mc->mgid.raw,
-		   mc->sendonly ? "send-only" : "full member");
+	ipoib_dbg_mcast(priv->dev, "joining %pI6 (%s)\n", mc->mgid.raw,
+			mc->sendonly ? "send-only" : "full member");
 	mc->state = IPOIB_MCAST_JOINING;
 	sa_mc = ib_sa_join_multicast(&ipoib_sa_client, priv->ca, priv->port,
 				     &rec, mask, GFP_KERNEL,
 				     ipoib_mcast_join_done, mc);
 	if (IS_ERR(sa_mc)) {
-		netdev_dbg(priv->dev, "join %pI6 failed to start: %ld\n",
-			   mc->mgid.raw, PTR_ERR(sa_mc));
+		ipoib_dbg_mcast(priv->dev, "join %pI6 failed to start: %ld\n",
+				mc->mgid.raw, PTR_ERR(sa_mc));
 		ipoib_mcast_backoff(mc);
 		return;
 	}
@@ -317,8 +317,8 @@ static void ipoib_mcast_leave(struct ipoib_dev_priv *priv,
 	}
 	if (mc->attached) {
 		if (ib_detach_mcast(priv->qp, &mc->mgid, mc->mlid))
-			netdev_dbg(priv->dev, "detach %pI6 failed\n",
-				   mc->mgid.raw);
+			ipoib_dbg_mcast(priv->dev, "detach %pI6 failed\n",
+					mc->mgid.raw);
 		mc->attached = false;
 	}
 	spin_lock_bh(&mc->lock);
@@ -448,8 +448,8 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 	mc->state = IPOIB_MCAST_JOINED;
 	mc->joined_at = jiffies;
 	mc->backoff_ms = 0;
-	netdev_dbg(priv->dev, "joined %pI6 mlid 0x%04x\n", mc->mgid.raw,
-		   mc->mlid);
+	ipoib_dbg_mcast(priv->dev, "joined %pI6 mlid 0x%04x\n", mc->mgid.raw,
+			mc->mlid);
 
 	if (mc == priv->bcast) {
 		/* Carrier on, and the MTU follows the group's (it may change). */

@@ -64,8 +64,8 @@ static struct ipoib_neigh *ipoib_neigh_create(struct ipoib_dev_priv *priv,
 	}
 	list_add(&neigh->list, &priv->neigh_list);
 	spin_unlock_bh(&priv->table_lock);
-	netdev_dbg(priv->dev, "new neighbour qpn 0x%06x gid %pI6\n",
-		   be32_to_cpu(key->qpn), key->gid.raw);
+	ipoib_dbg(priv->dev, "new neighbour qpn 0x%06x gid %pI6\n",
+		  be32_to_cpu(key->qpn), key->gid.raw);
 	return neigh;
 
 err_unlock:
@@ -126,8 +126,8 @@ void ipoib_neigh_destroy(struct net_device *dev, struct neighbour *n)
 	spin_lock_bh(&priv->table_lock);
 	neigh = rhashtable_lookup_fast(&priv->neighs, &key, ipoib_neigh_params);
 	if (neigh) {
-		netdev_dbg(dev, "neighbour %pI6 qpn 0x%06x released\n",
-			   key.gid.raw, be32_to_cpu(key.qpn));
+		ipoib_dbg(dev, "neighbour %pI6 qpn 0x%06x released\n",
+			  key.gid.raw, be32_to_cpu(key.qpn));
 		ipoib_neigh_unlink(priv, neigh);
 	}
 	spin_unlock_bh(&priv->table_lock);

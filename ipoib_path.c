@@ -334,8 +334,8 @@ static void ipoib_path_install(struct ipoib_path *path,
 	spin_unlock_bh(&path->lock);
 	ipoib_ah_put(old);
 
-	netdev_dbg(priv->dev, "path to %pI6: dlid 0x%x sl %u\n",
-		   path->dgid.raw, be32_to_cpu(sa_path_get_dlid(rec)), rec->sl);
+	ipoib_dbg(priv->dev, "path to %pI6: dlid 0x%x sl %u\n",
+		  path->dgid.raw, be32_to_cpu(sa_path_get_dlid(rec)), rec->sl);
 	while ((skb = __skb_dequeue(&flush)))
 		ipoib_requeue_xmit(priv, skb);
 }

@@ -13,6 +13,8 @@
 # passive connections of an HCA without SRQs. softib reports the queues of
 # every QP as the vendor drivers do (rdma res show qp -dd: sq_wr, rq_wr,
 # srq_wr). Ours adds ethtool -g/-G; the stock legacy datapath has neither.
+# debug_level and mcast_debug_level are taken too: above 0 every debug
+# message is logged, as in-tree (ours before: "unknown parameter").
 . /tests/lib.sh
 
 # qpn NS IF: the QPN in IF's hardware address, decimal
@@ -24,8 +26,11 @@ big() { in_host "$1" ping -c 1 -W 3 -M do -s 60000 "$2" >/dev/null 2>&1; }
 
 check "load the IB core" load_ib_core
 check "load softib ndevs=2" load_softib ndevs=2
-check "load $IPOIB_DRIVER ib_ipoib recv_queue_size=300 send_queue_size=64" \
-	load_ipoib recv_queue_size=300 send_queue_size=64
+dmesg_mark params
+check "load $IPOIB_DRIVER ib_ipoib recv_queue_size=300 send_queue_size=64 debug_level=0 mcast_debug_level=0" \
+	load_ipoib recv_queue_size=300 send_queue_size=64 debug_level=0 mcast_debug_level=0
+unk=$(dmesg_since_mark | grep -ci 'unknown parameter')
+check "no parameter unknown ($unk logged)" test "$unk" = 0
 check_wait "ib0 and ib1 exist" 20 sh -c 'test -d /sys/class/net/ib0 && test -d /sys/class/net/ib1'
 check "host a (ib0)" make_host a ib0 10.18.0.1/24
 check "host b (ib1)" make_host b ib1 10.18.0.2/24
@@ -37,10 +42,17 @@ check "ib0's UD QP: 512 receives (300 rounded up)" qp_has sib0 "$qa" rq_wr 512
 check "ib0's UD QP: 128 sends (64 raised to the minimum)" qp_has sib0 "$qa" sq_wr 128
 check "a pings b" pings a 10.18.0.2
 
+check "debug_level 1 through sysfs, as in-tree" sh -c \
+	'echo 1 >/sys/module/ib_ipoib/parameters/debug_level'
+dmesg_mark debug
 check "both in connected mode" sh -c '/usr/sbin/ip -n a link set ib0 type ipoib mode connected &&
 	/usr/sbin/ip -n b link set ib1 type ipoib mode connected &&
 	/usr/sbin/ip -n a link set ib0 mtu 65520 && /usr/sbin/ip -n b link set ib1 mtu 65520'
 check_wait "a reaches b with a 60000-byte ping" 30 big a 10.18.0.2
+if [ "$IPOIB_DRIVER" = ours ]; then
+	check "debug_level 1: the debug messages are logged" logged "connected mode on qpn"
+fi
+echo 0 >/sys/module/ib_ipoib/parameters/debug_level
 rc_srq() { rdma -dd res show qp link sib1/1 | grep 'type RC' | grep -q ' drv_srq_wr 512'; }
 rdma -dd res show qp link sib1/1 | grep 'type RC'
 check "b's connected-mode QPs receive from a 512-buffer SRQ" rc_srq
