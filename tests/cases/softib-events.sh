@@ -14,6 +14,8 @@
 
 PING_W=1	# pings (lib.sh): wait 1 s for the reply
 no_carrier() { ! _t_has_carrier "$1" "$2"; }
+# no_carrier_for S NS IF: no carrier at any poll for S seconds
+no_carrier_for() { ! wait_for "$1" _t_has_carrier "$2" "$3"; }
 link_state() { rdma link show "$1/1" | grep -q "state $2 "; }
 
 check "load the IB core" load_ib_core || exit 0
@@ -32,19 +34,21 @@ check_wait "port down: ib1 carrier off" 10 no_carrier b ib1
 check "port down: rdma link shows sib1 DOWN" link_state sib1 DOWN
 check "port down: sysfs state 1: DOWN" grep -q "1: DOWN" /sys/class/infiniband/sib1/ports/1/state
 check_fail "port down: ping a -> b fails" in_host a ping -c 2 -W 1 10.9.0.2
-# the embedded SM sweeps the port INIT -> ARMED -> ACTIVE, arm_ms apart
-# (500 ms here, to see each); only ACTIVE carries data and raises PORT_ACTIVE
+# the embedded SM sweeps the port INIT -> ARMED -> ACTIVE; only ACTIVE
+# carries data and raises PORT_ACTIVE. The sweep is held at each step
+# ("hold", "step") for as long as the checks take: with arm_ms apart, a
+# busy machine saw ARMED pass before its check ran.
 port_is() { grep -q "$1" /sys/class/infiniband/sib1/ports/1/state; }
-echo 500 >/sys/module/softib/parameters/arm_ms
-echo up >"$(sib sib1 state)"
+echo hold >"$(sib sib1 state)"
 check "port up: INIT first (link up, not configured)" sh -c \
 	'grep -q "2: INIT" /sys/class/infiniband/sib1/ports/1/state &&
 	 grep -q "5: LinkUp" /sys/class/infiniband/sib1/ports/1/phys_state'
-check "port up: no carrier in INIT" no_carrier b ib1
-check_wait "port up: then ARMED" 5 port_is "3: ARMED"
-check "port up: no carrier in ARMED" no_carrier b ib1
-check_wait "port up: then ACTIVE" 5 port_is "4: ACTIVE"
-echo 10 >/sys/module/softib/parameters/arm_ms
+check "port up: no carrier in INIT, for 2 s" no_carrier_for 2 b ib1
+echo step >"$(sib sib1 state)"
+check "port up: then ARMED" port_is "3: ARMED"
+check "port up: no carrier in ARMED, for 2 s" no_carrier_for 2 b ib1
+echo step >"$(sib sib1 state)"
+check "port up: then ACTIVE" port_is "4: ACTIVE"
 check_wait "port up: ib1 carrier on" 30 _t_has_carrier b ib1
 check "port up: rdma link shows sib1 ACTIVE" link_state sib1 ACTIVE
 check_wait "port up: ping a -> b recovers" 30 pings a 10.9.0.2

@@ -205,6 +205,7 @@ struct softib_dev {
 	unsigned long stall_until;	/* send stall fault: jiffies, 0: none (debugfs) */
 	struct delayed_work tx_work;	/* delivers txq, completes sends */
 	struct delayed_work arm_work;	/* embedded SM: INIT -> ARMED -> ACTIVE */
+	bool sweep_held;		/* under cfg_lock: a step waits for "step" */
 
 	atomic64_t counters[SOFTIB_NR_COUNTERS];
 	atomic_t fail_post_send;	/* one-shot failure counts (debugfs) */
@@ -418,6 +419,8 @@ u16 softib_sm_lid(void);
 void softib_set_sm_lid(u16 lid);	/* raises SM_CHANGE on every port */
 void softib_sm_failover(u16 lid);	/* new SA state, SM_CHANGE, CLIENT_REREGISTER */
 void softib_dev_port_event(struct softib_dev *sdev, bool up);	/* any sleepable context */
+int softib_dev_port_hold(struct softib_dev *sdev);
+int softib_dev_port_step(struct softib_dev *sdev);
 /* the embedded SM's INIT -> ARMED -> ACTIVE: with the device's life */
 void softib_port_arm_init(struct softib_dev *sdev);
 void softib_port_arm_stop(struct softib_dev *sdev);

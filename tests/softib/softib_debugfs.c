@@ -35,7 +35,10 @@ static int softib_dbg_read_user(const char __user *ubuf, size_t count, char *buf
 	return 0;
 }
 
-/* state: DOWN, INIT, ARMED or ACTIVE; write "up" or "down" */
+/*
+ * state: DOWN, INIT, ARMED or ACTIVE; write "up" or "down", or "hold" (the
+ * link comes up and the sweep waits in INIT) and "step" (its next step)
+ */
 static int softib_state_show(struct seq_file *m, void *v)
 {
 	static const char * const names[] = {
@@ -69,9 +72,13 @@ static ssize_t softib_state_write(struct file *file, const char __user *ubuf,
 		softib_dev_port_event(sdev, true);
 	else if (!strcasecmp(s, "down"))
 		softib_dev_port_event(sdev, false);
+	else if (!strcasecmp(s, "hold"))
+		err = softib_dev_port_hold(sdev);
+	else if (!strcasecmp(s, "step"))
+		err = softib_dev_port_step(sdev);
 	else
 		return -EINVAL;
-	return count;
+	return err ?: count;
 }
 
 static const struct file_operations softib_state_fops = {

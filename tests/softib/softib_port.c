@@ -106,32 +106,74 @@ MODULE_PARM_DESC(arm_ms,
  * SM has not configured it), ARMED (configured), then ACTIVE, arm_ms
  * apart, as a real SM's sweep takes it (IBA 7.2, 14.2.5.9). Only ACTIVE
  * carries data and MADs, and only the move to ACTIVE raises PORT_ACTIVE.
+ *
+ * A held sweep (debugfs state "hold") schedules no step: each waits for a
+ * "step" write, so a test sees INIT and ARMED for as long as its checks
+ * take, however busy the machine is; "up" lets it go on by itself.
+ * Called with cfg_lock held; true when the port became ACTIVE.
  */
+static bool softib_port_sweep_step(struct softib_dev *sdev)
+{
+	lockdep_assert_held(&sdev->cfg_lock);
+	switch (sdev->state) {
+	case SOFTIB_PORT_INIT:
+		WRITE_ONCE(sdev->state, SOFTIB_PORT_ARMED);
+		if (!sdev->sweep_held)
+			queue_delayed_work(system_wq, &sdev->arm_work,
+					   msecs_to_jiffies(READ_ONCE(arm_ms)));
+		return false;
+	case SOFTIB_PORT_ARMED:
+		WRITE_ONCE(sdev->state, SOFTIB_PORT_ACTIVE);
+		return true;
+	default:
+		return false;	/* down again meanwhile */
+	}
+}
+
 static void softib_port_arm_work(struct work_struct *work)
 {
 	struct softib_dev *sdev = container_of(to_delayed_work(work), struct softib_dev,
 					       arm_work);
-	bool active = false;
+	bool active;
 
 	mutex_lock(&sdev->cfg_lock);
-	switch (sdev->state) {
-	case SOFTIB_PORT_INIT:
-		WRITE_ONCE(sdev->state, SOFTIB_PORT_ARMED);
-		queue_delayed_work(system_wq, &sdev->arm_work,
-				   msecs_to_jiffies(READ_ONCE(arm_ms)));
-		break;
-	case SOFTIB_PORT_ARMED:
-		WRITE_ONCE(sdev->state, SOFTIB_PORT_ACTIVE);
-		active = true;
-		break;
-	default:
-		break;	/* down again meanwhile */
-	}
+	active = !sdev->sweep_held && softib_port_sweep_step(sdev);
 	mutex_unlock(&sdev->cfg_lock);
 
 	/* State first: the handlers run later and query the port. */
 	if (active)
 		softib_dispatch_port_event(sdev, IB_EVENT_PORT_ACTIVE);
+}
+
+/* debugfs state "hold": a link that comes up waits in INIT for "step". */
+int softib_dev_port_hold(struct softib_dev *sdev)
+{
+	if (sdev->sma.fab_port)
+		return -EOPNOTSUPP;	/* external SM: OpenSM sweeps */
+	mutex_lock(&sdev->cfg_lock);
+	sdev->sweep_held = true;
+	if (sdev->state == SOFTIB_PORT_DOWN)
+		WRITE_ONCE(sdev->state, SOFTIB_PORT_INIT);
+	mutex_unlock(&sdev->cfg_lock);
+	return 0;
+}
+
+/* debugfs state "step": the held sweep's next step, now. */
+int softib_dev_port_step(struct softib_dev *sdev)
+{
+	bool active;
+
+	mutex_lock(&sdev->cfg_lock);
+	if (!sdev->sweep_held || sdev->state == SOFTIB_PORT_DOWN ||
+	    sdev->state == SOFTIB_PORT_ACTIVE) {
+		mutex_unlock(&sdev->cfg_lock);
+		return -EINVAL;
+	}
+	active = softib_port_sweep_step(sdev);
+	mutex_unlock(&sdev->cfg_lock);
+	if (active)
+		softib_dispatch_port_event(sdev, IB_EVENT_PORT_ACTIVE);
+	return 0;
 }
 
 void softib_port_arm_init(struct softib_dev *sdev)
@@ -154,11 +196,16 @@ void softib_dev_port_event(struct softib_dev *sdev, bool up)
 
 	mutex_lock(&sdev->cfg_lock);
 	old = sdev->state;
-	if (up && old == SOFTIB_PORT_DOWN) {
-		WRITE_ONCE(sdev->state, SOFTIB_PORT_INIT);
-		queue_delayed_work(system_wq, &sdev->arm_work,
-				   msecs_to_jiffies(READ_ONCE(arm_ms)));
+	if (up && (old == SOFTIB_PORT_DOWN || sdev->sweep_held)) {
+		/* a held sweep goes on by itself from where it waits */
+		sdev->sweep_held = false;
+		if (old == SOFTIB_PORT_DOWN)
+			WRITE_ONCE(sdev->state, SOFTIB_PORT_INIT);
+		if (old != SOFTIB_PORT_ACTIVE)
+			queue_delayed_work(system_wq, &sdev->arm_work,
+					   msecs_to_jiffies(READ_ONCE(arm_ms)));
 	} else if (!up) {
+		sdev->sweep_held = false;
 		/* a sweep step still pending finds DOWN and does nothing */
 		WRITE_ONCE(sdev->state, SOFTIB_PORT_DOWN);
 	}
