@@ -94,7 +94,15 @@ struct ipoib_cm_tx;
 #define IPOIB_RING_MAX		8192	/* the in-tree driver's ranges */
 #define IPOIB_RX_RING_MIN	2
 #define IPOIB_TX_RING_MIN	128	/* two send CQ polls' worth */
-#define IPOIB_PATH_QUEUE_LEN	16	/* packets held while a path resolves */
+/*
+ * Packets held while a path resolves: 16, or 3 per neighbour on the path
+ * when that is more (the in-tree driver holds 3 per neighbour: 100 hosts
+ * behind one GID answered at once must not lose 84 ARP replies), at most
+ * IPOIB_PATH_QUEUE_MAX.
+ */
+#define IPOIB_PATH_QUEUE_LEN	16
+#define IPOIB_PATH_QUEUE_PER_NEIGH 3
+#define IPOIB_PATH_QUEUE_MAX	1024
 #define IPOIB_MCAST_QUEUE_LEN	16	/* packets held while a send-only join runs */
 #define IPOIB_NAPI_TX_BUDGET	64
 #define IPOIB_MAX_TX_SGE	(MAX_SKB_FRAGS + 1)	/* linear part + frags */
@@ -146,6 +154,7 @@ enum ipoib_rl {
 	IPOIB_RL_AH,
 	IPOIB_RL_SQE,
 	IPOIB_RL_CM,
+	IPOIB_RL_PATH_LIMIT,
 	IPOIB_RL_NR,
 };
 
@@ -158,6 +167,7 @@ enum ipoib_flag {
 	IPOIB_FLAG_MC_DIRTY,	/* netdev multicast list changed */
 	IPOIB_FLAG_CQ_ERROR,	/* a CQ is in error: flushes will not come */
 	IPOIB_FLAG_ADDR_CHANGED,/* new QPN or GID: carrier work publishes dev_addr */
+	IPOIB_FLAG_PATH_PRESSURE,/* path_pending_max met: the GC frees failed paths */
 };
 
 /* How an interface came to be (ipoib_child.c). */
@@ -179,6 +189,7 @@ enum ipoib_counter {
 	IPOIB_CTR_DROP_TOO_BIG,		/* bigger than UD carries: ICMP sent */
 	IPOIB_CTR_CM_SIDR_REFUSED,	/* SIDR REQs for our CM service ID */
 	IPOIB_CTR_CM_BACKLOG_DROP,	/* for a connection whose ring and backlog were full */
+	IPOIB_CTR_DROP_PATH_LIMIT,	/* a new GID while path_pending_max paths resolve */
 	IPOIB_CTR_NR,
 };
 
@@ -266,6 +277,7 @@ struct ipoib_path {
 	struct sa_path_rec rec;		/* record behind path->ah */
 	unsigned int backoff_ms;
 	unsigned long retry_at;		/* jiffies: no query before this */
+	bool pending;			/* in priv->paths_pending; under lock */
 	unsigned int queries;		/* SA queries sent, for debugfs */
 	u32 moved_slid;			/* SLID that last made us re-query */
 	unsigned long slid_query_at;	/* jiffies: no SLID re-query before */
@@ -409,6 +421,7 @@ struct ipoib_dev_priv {
 	struct list_head neigh_list;
 	struct rhashtable paths;
 	struct list_head path_list;
+	atomic_t paths_pending;		/* paths that never had an AH (path.c) */
 	struct list_head refresh_list;	/* paths a refresh has yet to ask for */
 	struct delayed_work refresh_work; /* releases them at the paced rate */
 	struct delayed_work gc_work;
@@ -608,7 +621,8 @@ void ipoib_path_refresh_all(struct ipoib_dev_priv *priv);
 void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
 			   const union ib_gid *gid, u32 slid);
 void ipoib_path_note_slid(struct ipoib_dev_priv *priv, u32 qpn, u32 slid);
-void ipoib_path_gc(struct ipoib_dev_priv *priv);
+void ipoib_path_gc(struct ipoib_dev_priv *priv, bool pressure);
+bool ipoib_path_failed_once(struct ipoib_path *path);
 void ipoib_path_flush(struct ipoib_dev_priv *priv);
 
 /* ipoib_multicast.c */

@@ -53,6 +53,7 @@ static const char ipoib_stat_names[][ETH_GSTRING_LEN] = {
 	"rc_tx_bytes",
 	"rc_sidr_refused",
 	"rc_tx_backlog_drops",
+	"tx_drop_path_limit",
 };
 
 static int ipoib_get_sset_count(struct net_device *dev, int sset)
@@ -120,7 +121,8 @@ static void ipoib_get_ethtool_stats(struct net_device *dev,
 	data[i++] = tx[1];
 	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_CM_SIDR_REFUSED]);
 	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_CM_BACKLOG_DROP]);
-	BUILD_BUG_ON(ARRAY_SIZE(ipoib_stat_names) != 25);
+	data[i++] = atomic_long_read(&priv->counters[IPOIB_CTR_DROP_PATH_LIMIT]);
+	BUILD_BUG_ON(ARRAY_SIZE(ipoib_stat_names) != 26);
 }
 
 /* Mb/s of one lane at the port's active speed; 0 if unknown. */

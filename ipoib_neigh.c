@@ -17,6 +17,8 @@
 #include "ipoib.h"
 
 #define IPOIB_NEIGH_IDLE	(120 * HZ)
+/* under path pressure: a neighbour of a failed path unused this long */
+#define IPOIB_NEIGH_FAILED_IDLE	(2 * HZ)
 
 static const struct rhashtable_params ipoib_neigh_params = {
 	.key_len = sizeof(struct ipoib_neigh_key),
@@ -150,17 +152,27 @@ void ipoib_neigh_gc(struct work_struct *work)
 						   struct ipoib_dev_priv,
 						   gc_work);
 	struct ipoib_neigh *neigh, *tmp;
+	unsigned long last;
+	bool pressure;
 	union ib_gid gid;
 
+	/*
+	 * Too many paths wait for the SA (ipoib_path_get_or_create): the
+	 * neighbours of paths that failed go once unused for a moment, and
+	 * then those paths, so that new destinations get paths again.
+	 */
+	pressure = test_and_clear_bit(IPOIB_FLAG_PATH_PRESSURE, &priv->flags);
 	spin_lock_bh(&priv->table_lock);
 	list_for_each_entry_safe(neigh, tmp, &priv->neigh_list, list) {
-		if (time_after(jiffies, READ_ONCE(neigh->last_used) +
-			       IPOIB_NEIGH_IDLE))
+		last = READ_ONCE(neigh->last_used);
+		if (time_after(jiffies, last + IPOIB_NEIGH_IDLE) ||
+		    (pressure && time_after(jiffies, last + IPOIB_NEIGH_FAILED_IDLE) &&
+		     ipoib_path_failed_once(neigh->path)))
 			ipoib_neigh_unlink(priv, neigh);
 	}
 	spin_unlock_bh(&priv->table_lock);
 
-	ipoib_path_gc(priv);
+	ipoib_path_gc(priv, pressure);
 
 	/*
 	 * The IB core keeps an IB port's GID_CHANGE to itself: its cache

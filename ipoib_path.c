@@ -40,6 +40,24 @@ module_param_named(path_idle, ipoib_path_idle_s, uint, 0644);
 MODULE_PARM_DESC(path_idle,
 		 "Seconds after which a path no neighbour uses is freed (default: 60, minimum 1)");
 
+/*
+ * At most this many paths that never resolved, per interface. Every frame
+ * that names a new GID (an ARP request's sender hardware address, a
+ * neighbour solicitation's) makes the kernel answer to it, which makes a
+ * path and a PathRecord query here: a remote host that names a fresh
+ * random GID in each frame would cost memory and SA queries at its packet
+ * rate. Past the bound, a packet to yet another new GID is dropped and
+ * counted (tx_drop_path_limit) until the SA has answered some of them and
+ * the GC has freed the ones that failed (at its next pass, not after the
+ * idle times, once the bound was met). A resolving path takes one SA
+ * round trip, so only a burst to this many new destinations within one
+ * round trip meets the bound legitimately; ARP and TCP send again.
+ */
+static unsigned int ipoib_path_pending_max = 4096;
+module_param_named(path_pending_max, ipoib_path_pending_max, uint, 0644);
+MODULE_PARM_DESC(path_pending_max,
+		 "Paths to new GIDs that may wait for the SA at once per interface (default: 4096, minimum 1)");
+
 static const struct rhashtable_params ipoib_path_params = {
 	.key_len = sizeof(union ib_gid),
 	.key_offset = offsetof(struct ipoib_path, dgid),
@@ -62,6 +80,15 @@ struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
 		return path;
 	}
 
+	if (atomic_read(&priv->paths_pending) >=
+	    max(READ_ONCE(ipoib_path_pending_max), 1U)) {
+		atomic_long_inc(&priv->counters[IPOIB_CTR_DROP_PATH_LIMIT]);
+		set_bit(IPOIB_FLAG_PATH_PRESSURE, &priv->flags);
+		ipoib_warn_ratelimited(priv, IPOIB_RL_PATH_LIMIT,
+				       "%d paths wait for the SA (path_pending_max): packet to %pI6 dropped\n",
+				       atomic_read(&priv->paths_pending), dgid->raw);
+		return NULL;
+	}
 	path = kzalloc(sizeof(*path), GFP_ATOMIC);
 	if (!path)
 		return NULL;
@@ -82,7 +109,26 @@ struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
 	}
 	list_add(&path->list, &priv->path_list);
 	path->nr_neigh = 1;
+	path->pending = true;
+	atomic_inc(&priv->paths_pending);
 	return path;
+}
+
+/* A path that never resolved and whose last query failed (racy look). */
+bool ipoib_path_failed_once(struct ipoib_path *path)
+{
+	return READ_ONCE(path->pending) &&
+	       READ_ONCE(path->state) == IPOIB_PATH_FAILED;
+}
+
+/* The path has its first AH, or goes: it no longer counts as pending. */
+static void ipoib_path_not_pending(struct ipoib_path *path)
+{
+	lockdep_assert_held(&path->lock);
+	if (path->pending) {
+		path->pending = false;
+		atomic_dec(&path->priv->paths_pending);
+	}
 }
 
 static void ipoib_path_drop_queue(struct ipoib_dev_priv *priv,
@@ -205,6 +251,14 @@ static void ipoib_path_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
  * Send @skb (starting at the encapsulation header) on @path, or queue it
  * while the path resolves. Caller holds RCU (the path cannot be freed).
  */
+/* IPOIB_PATH_QUEUE_LEN; nr_neigh is read without table_lock (a bound) */
+static unsigned int ipoib_path_queue_max(struct ipoib_path *path)
+{
+	unsigned int n = READ_ONCE(path->nr_neigh) * IPOIB_PATH_QUEUE_PER_NEIGH;
+
+	return clamp_t(unsigned int, n, IPOIB_PATH_QUEUE_LEN, IPOIB_PATH_QUEUE_MAX);
+}
+
 void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 {
 	struct ipoib_dev_priv *priv = path->priv;
@@ -237,7 +291,7 @@ void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 		else
 			path->state = IPOIB_PATH_UNRESOLVED;
 	}
-	if (!drop && skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN) {
+	if (!drop && skb_queue_len(&path->queue) >= ipoib_path_queue_max(path)) {
 		drop = true;
 		why = IPOIB_CTR_DROP_PATH_QUEUE_FULL;
 	}
@@ -327,6 +381,7 @@ static void ipoib_path_install(struct ipoib_path *path,
 		set_bit(dlid, priv->known_lids);
 	spin_lock_bh(&path->lock);
 	old = rcu_replace_pointer(path->ah, ah, lockdep_is_held(&path->lock));
+	ipoib_path_not_pending(path);
 	path->rec = *rec;
 	path->state = IPOIB_PATH_RESOLVED;
 	path->backoff_ms = 0;
@@ -625,6 +680,7 @@ static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
 		__skb_queue_head_init(&drop);
 		spin_lock_bh(&path->lock);
 		skb_queue_splice_init(&path->queue, &drop);
+		ipoib_path_not_pending(path);
 		spin_unlock_bh(&path->lock);
 		ipoib_path_drop_queue(priv, &drop);
 		ipoib_ah_put(rcu_dereference_protected(path->ah, 1));
@@ -634,11 +690,12 @@ static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
 }
 
 /*
- * Free paths no neighbour uses that have been idle for a while. A packet
+ * Free paths no neighbour uses that have been idle for a while, and under
+ * @pressure (path_pending_max was met) failed ones at once. A packet
  * still on its way through a neighbour being freed may start a query on
  * such a path until it is unlinked: ipoib_path_free_list cancels that.
  */
-void ipoib_path_gc(struct ipoib_dev_priv *priv)
+void ipoib_path_gc(struct ipoib_dev_priv *priv, bool pressure)
 {
 	unsigned long idle = (unsigned long)max(READ_ONCE(ipoib_path_idle_s), 1U) * HZ;
 	struct ipoib_path *path, *tmp;
@@ -646,8 +703,10 @@ void ipoib_path_gc(struct ipoib_dev_priv *priv)
 
 	spin_lock_bh(&priv->table_lock);
 	list_for_each_entry_safe(path, tmp, &priv->path_list, list) {
-		if (path->nr_neigh ||
-		    time_before(jiffies, READ_ONCE(path->last_used) + idle))
+		if (path->nr_neigh)
+			continue;
+		if (time_before(jiffies, READ_ONCE(path->last_used) + idle) &&
+		    !(pressure && ipoib_path_failed_once(path)))
 			continue;
 		if (!ipoib_path_idle(path))
 			continue;
