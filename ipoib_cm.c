@@ -146,6 +146,8 @@ static bool ipoib_cm_work_one(struct ipoib_cm *cm)
 	__skb_queue_head_init(&purge);
 	spin_lock_irqsave(&cm->lock, flags);
 	list_for_each_entry(tx, &cm->tx_list, list) {
+		if (READ_ONCE(tx->kept))
+			continue;	/* until its last flush */
 		if (tx->state == IPOIB_CM_TX_NEW ||
 		    (tx->state == IPOIB_CM_TX_FAILED && (tx->qp || tx->id)) ||
 		    !tx->neigh) {
@@ -189,7 +191,8 @@ static bool ipoib_cm_work_one(struct ipoib_cm *cm)
 		}
 		return true;
 	}
-	ipoib_cm_tx_release(tx);
+	if (!ipoib_cm_tx_release(tx))
+		return true;	/* kept: the others meanwhile */
 	if (!tx->neigh) {
 		spin_lock_irqsave(&cm->lock, flags);
 		list_del(&tx->list);

@@ -74,6 +74,12 @@ struct ipoib_cm_tx {
 	struct ipoib_tx_buf *ring;
 	unsigned int head;		/* netif tx lock */
 	unsigned int tail;		/* cm NAPI */
+	/*
+	 * cm->work releases the QP (releasing); its flushes were late and it
+	 * waits for them (kept) instead of completing the ring by hand, which
+	 * cm NAPI could still be polling. READ_ONCE/WRITE_ONCE.
+	 */
+	bool releasing, kept;
 	/* what the ring cannot take yet; netif tx lock, as cm->backlogged */
 	struct sk_buff_head backlog;
 	struct list_head backlogged;	/* on cm->backlogged while not empty */
@@ -164,7 +170,7 @@ void ipoib_cm_rx_wc(struct ipoib_cm *cm, struct ib_wc *wc);
 void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why);
 int ipoib_cm_tx_connect(struct ipoib_cm_tx *tx);
 void ipoib_cm_tx_destroy_qp(struct ipoib_cm_tx *tx);
-void ipoib_cm_tx_release(struct ipoib_cm_tx *tx);
+bool ipoib_cm_tx_release(struct ipoib_cm_tx *tx);
 void ipoib_cm_tx_free(struct ipoib_cm_tx *tx);
 void ipoib_cm_tx_detach(struct ipoib_cm_tx *tx);
 void ipoib_cm_push_all(struct ipoib_cm *cm);

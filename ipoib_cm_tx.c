@@ -234,8 +234,17 @@ static void ipoib_cm_tx_complete(struct ipoib_cm_tx *tx, u64 wr_id,
 				       tx->dqpn, status);
 		ipoib_cm_tx_fail(tx, "send failed");
 	}
-	if (READ_ONCE(tx->state) == IPOIB_CM_TX_FAILED)
+	if (unlikely(READ_ONCE(tx->releasing))) {
+		smp_mb(); /* tail before kept; pairs with ipoib_cm_tx_release() */
+		/* the last late flush of a kept connection: release it now */
+		if (READ_ONCE(tx->kept) && tx->tail == READ_ONCE(tx->head)) {
+			WRITE_ONCE(tx->kept, false);
+			ipoib_cm_kick(cm);
+		}
 		wake_up(&cm->wait);
+	} else if (READ_ONCE(tx->state) == IPOIB_CM_TX_FAILED) {
+		wake_up(&cm->wait);
+	}
 }
 
 /*
@@ -280,8 +289,17 @@ static void ipoib_cm_tx_drop_backlog(struct ipoib_cm_tx *tx)
 	__netif_tx_unlock_bh(txq);
 }
 
-/* cm->work: free what a failed or detached connection holds. */
-void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
+static bool ipoib_cm_tx_flushed(struct ipoib_cm_tx *tx)
+{
+	return READ_ONCE(tx->tail) == READ_ONCE(tx->head) ||
+	       READ_ONCE(tx->cm->cq_error);
+}
+
+/*
+ * cm->work: free what a failed or detached connection holds; false if
+ * its QP is kept because its flushes are late (see below).
+ */
+bool ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 {
 	struct ipoib_cm *cm = tx->cm;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
@@ -295,19 +313,46 @@ void ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 		tx->id = NULL;
 	}
 	if (!tx->qp)
-		return;
+		return true;
 	/* No xmit still posts on the QP: it saw FAILED, or no neighbour. */
 	synchronize_net();
 	ipoib_cm_tx_drop_backlog(tx);
+	WRITE_ONCE(tx->releasing, true);
 	ib_modify_qp(tx->qp, &attr, IB_QP_STATE);
-	wait_event_timeout(cm->wait,
-			   READ_ONCE(tx->tail) == READ_ONCE(tx->head) ||
-			   READ_ONCE(cm->cq_error), IPOIB_CM_DRAIN_TIMEOUT);
-	if (READ_ONCE(tx->tail) != READ_ONCE(tx->head))
-		netdev_warn(cm->priv->dev,
-			    "%u sends to qpn 0x%06x not flushed\n",
-			    READ_ONCE(tx->head) - READ_ONCE(tx->tail), tx->dqpn);
+	if (!wait_event_timeout(cm->wait, ipoib_cm_tx_flushed(tx),
+				IPOIB_CM_DRAIN_TIMEOUT)) {
+		/*
+		 * A QP in error flushes every send it holds; only a CQ in
+		 * error (cq_error) loses them. So cm NAPI is late (a busy
+		 * CPU: 100 connections failing at once on one TCG vCPU took
+		 * over 5 s) or missed its event: poll once more. Completing
+		 * the ring by hand now would race that poll (a slot freed
+		 * twice), and destroying the QP would leave its completions
+		 * pointing to freed memory on an HCA that does not purge
+		 * them. So the QP is kept until its last flush, which kicks
+		 * cm->work again; ipoib_cm_stop() completes what is left once
+		 * NAPI is off.
+		 */
+		local_bh_disable();
+		napi_schedule(&cm->napi);
+		local_bh_enable();
+		if (!wait_event_timeout(cm->wait, ipoib_cm_tx_flushed(tx), HZ)) {
+			WRITE_ONCE(tx->kept, true);
+			smp_mb(); /* kept before tail; pairs with ..._complete() */
+			if (!ipoib_cm_tx_flushed(tx)) {
+				netdev_warn(cm->priv->dev,
+					    "%u sends to qpn 0x%06x not flushed yet: its QP is kept until they are\n",
+					    READ_ONCE(tx->head) - READ_ONCE(tx->tail),
+					    tx->dqpn);
+				return false;
+			}
+			/* the last flush came meanwhile and kicked the work */
+			WRITE_ONCE(tx->kept, false);
+		}
+	}
 	ipoib_cm_tx_destroy_qp(tx);
+	WRITE_ONCE(tx->releasing, false);
+	return true;
 }
 
 void ipoib_cm_tx_free(struct ipoib_cm_tx *tx)

@@ -48,6 +48,31 @@ peers_reaching() {
 	done
 	echo $n
 }
+# first_contact: every peer at once pings b until one reply came back,
+# each ping given 2 s (0.5 s apart), for 60 s in all; print how many got one. First
+# contact is ARP through b's path query and 100 connection handshakes at
+# once, which the guest's TCG CPU takes seconds for: a peer whose 3 ARP
+# probes (1 s apart) went unanswered meanwhile gets "unreachable" and tries
+# again, as any client does (CI: 82 of 100 in the first 3 s)
+first_contact() {
+	local i=1 n=0
+	while [ $i -le $N ]; do
+		in_host n$i sh -c "end=\$((\$(date +%s) + 60))
+			while [ \$(date +%s) -lt \$end ]; do
+				/usr/bin/ping -q -c 1 -W 2 $B >/dev/null 2>&1 &&
+					{ echo ok; exit; }
+				sleep 0.5
+			done; echo none" >/tmp/scale.$i 2>&1 &
+		i=$((i + 1))
+	done
+	wait
+	i=1
+	while [ $i -le $N ]; do
+		grep -qx ok /tmp/scale.$i && n=$((n + 1))
+		i=$((i + 1))
+	done
+	echo $n
+}
 passive_rc() { rdma -dd res show qp link sib1/1 | grep 'type RC' | grep -c 'drv_srq_wr'; }
 
 check "load the IB core" load_ib_core
@@ -88,8 +113,8 @@ check_wait "carrier on all $N" 120 all_carrier
 check_wait "carrier on b" 30 _t_has_carrier b ib1
 dmesg_mark scale
 # First contact at once: ARP, path queries and 100 REQs to b together.
-n=$(peers_reaching 1 56)
-check "all $N peers reach b at once ($n)" test "$n" = $N
+n=$(first_contact)
+check "all $N peers, at once, reach b ($n)" test "$n" = $N
 n=$(peers_reaching 5 60000)
 check "all $N send 5 60000-byte pings at once, every one answered ($n)" test "$n" = $N
 n=$(passive_rc)
