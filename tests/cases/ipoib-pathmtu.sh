@@ -31,6 +31,8 @@
 . /tests/lib.sh
 
 has() { printf '%s\n' "$1" | grep -q "$2"; }
+# mtu_is NS IFNAME MTU: read again at each poll of check_wait
+mtu_is() { [ "$(in_host "$1" cat "/sys/class/net/$2/mtu")" = "$3" ]; }
 # thin_drops: UD packets the thin link dropped, from either side
 thin_drops() { echo $(($(sib_counter sib0 drop_path_mtu) + $(sib_counter sib2 drop_path_mtu))); }
 
@@ -44,8 +46,8 @@ check "host a (ib0)" make_host a ib0 10.72.0.1/24 fd00:72::1/64
 check "host b (ib1)" make_host b ib1 10.72.0.2/24 fd00:72::2/64
 check "host c (ib2)" make_host c ib2 10.72.0.3/24 fd00:72::3/64
 check_wait "carrier on ib2: c joined the 4096-byte broadcast group" 30 _t_has_carrier c ib2
-check_wait "ib2 has the group's MTU, 4092" 20 test "$(in_host c cat /sys/class/net/ib2/mtu)" = 4092
-check_wait "ib0 has the group's MTU, 4092" 20 test "$(in_host a cat /sys/class/net/ib0/mtu)" = 4092
+check_wait "ib2 has the group's MTU, 4092" 20 mtu_is c ib2 4092
+check_wait "ib0 has the group's MTU, 4092" 20 mtu_is a ib0 4092
 check_wait "ping a -> b" 30 pings a 10.72.0.2
 check_wait "ping a -> c" 30 pings a 10.72.0.3
 check_wait "ping6 a -> c" 30 in_host a ping -c 1 -W 2 fd00:72::3

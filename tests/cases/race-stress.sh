@@ -26,10 +26,12 @@
 # each round everything is put back (ports up, P_Key 0xffff at index 0,
 # interfaces home with their addresses) and the hosts must answer both ways
 # within a bound; the kernel log must hold no report (WARN, BUG, KASAN,
-# lockdep, RCU stall, hung task, unregister_netdevice waiting), and no
+# lockdep, RCU stall, hung task, unregister_netdevice waiting), no
 # operation may hang (the debug kernel has no hung-task detector: an
 # operation that does not return within OP_S is reported with a dump of the
-# blocked tasks).
+# blocked tasks), and no kind of operation may be refused more often than
+# its bound (refusals_bounded): a run whose operations were all refused
+# would have raced nothing.
 #
 # STRESS_S (seconds of rounds, the last round finishes; default 60, which
 # on the debug kernel, the debug tier's run, is one round of 3-5 minutes) and
@@ -269,6 +271,13 @@ draw_if() {
 	esac
 }
 
+# An operation with nothing to act on is moot, not refused: its interface
+# does not exist (or another operation moved or deleted it meanwhile), the
+# child it is to make exists, the one it is to delete does not. run_op
+# returns MOOT for it, an exit status none of its tools uses (ip, a shell's
+# failed write, rmmod and modprobe exit 1 or 2).
+MOOT=125
+
 # run_op LINE: one operation (a line of words), no randomness here
 run_op() {
 	local ns
@@ -286,47 +295,55 @@ run_op() {
 		[ "$4" = fail_create_ah ] && : >"$W/ah_failed"
 		;;
 	cchild)
-		ns=$(where "$2") || return 1
-		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/create_child"
+		ns=$(where "$2") || return $MOOT
+		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/create_child" && return 0
+		where "$2.${3#0x}" >/dev/null && return $MOOT	# it was there
+		return 1
 		;;
 	dchild)
-		ns=$(where "$2") || return 1
-		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/delete_child"
+		ns=$(where "$2") || return $MOOT
+		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/delete_child" && return 0
+		where "$2.${3#0x}" >/dev/null || return $MOOT	# there was none
+		return 1
 		;;
 	linkadd)
-		ns=$(where "$2") || return 1
-		nsx "$ns" ip link add link "$2" name "st$3" type ipoib pkey "$3" &&
-			nsx "$ns" ip link set "st$3" up
+		ns=$(where "$2") || return $MOOT
+		if ! nsx "$ns" ip link add link "$2" name "st$3" type ipoib pkey "$3"; then
+			# the name is taken in that netns
+			nsx "$ns" ip link show dev "st$3" >/dev/null 2>&1 && return $MOOT
+			return 1
+		fi
+		nsx "$ns" ip link set "st$3" up
 		;;
 	linkdel)
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		nsx "$ns" ip link del "$2"
 		;;
 	umcast)
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		nsx "$ns" ip link set "$2" type ipoib umcast "$3"
 		;;
 	coal)
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		nsx "$ns" ethtool -C "$2" rx-usecs "$3" rx-frames "$4"
 		;;
 	mtu)
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		nsx "$ns" ip link set "$2" mtu "$3"
 		;;
 	mode)
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		nsx "$ns" sh -c "echo $3 >/sys/class/net/$2/mode"
 		;;
 	ifdown)
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		nsx "$ns" ip link set "$2" down
 		sleep "$3"
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		nsx "$ns" ip link set "$2" up
 		;;
 	netns)
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		[ "$ns" = "$3" ] && return 0
 		if [ "$3" = - ]; then
 			nsx "$ns" ip link set "$2" netns 1
@@ -335,7 +352,7 @@ run_op() {
 		fi
 		;;
 	nflush)
-		ns=$(where "$2") || return 1
+		ns=$(where "$2") || return $MOOT
 		nsx "$ns" ip neigh flush dev "$2"
 		nsx "$ns" ip -6 neigh flush dev "$2"
 		;;
@@ -413,14 +430,24 @@ hang_report() {
 	dmesg | tail -n 200
 }
 
+# op_kind LINE: an operation's kind, run_op's word (the knob for "fail")
+op_kind() {
+	set -- $1
+	case $1 in
+	fail) echo "$4" ;;
+	*) echo "$1" ;;
+	esac
+}
+
 # run_batch LINES: start each operation in the background, wait for all;
 # 1 if one did not return within OP_S (a hang)
 run_batch() {
-	local line pids='' p t0 n=0
+	local line pids='' p t0 n=0 res
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
 		n=$((n + 1))
 		rm -f "$W/op.$n.rc"
+		printf '%s\n' "$line" >"$W/op.$n.line"
 		(run_op "$line" >"$W/op.$n.out" 2>&1; echo $? >"$W/op.$n.rc") &
 		pids="$pids $!"
 	done <<EOF
@@ -437,13 +464,53 @@ EOF
 	done
 	# shellcheck disable=SC2086
 	wait $pids
-	# refused operations (a child that does not exist, a bad MTU) are normal
+	# what each came to, by kind: ok, moot or refused (a bad MTU, a name
+	# taken: normal, up to refusals_bounded's bounds)
 	p=1
 	while [ $p -le $n ]; do
-		[ "$(cat "$W/op.$p.rc")" = 0 ] || echo "$p" >>"$W/refused"
+		case $(cat "$W/op.$p.rc") in
+		0) res=ok ;;
+		"$MOOT") res=moot ;;
+		*) res=refused ;;
+		esac
+		echo "$(op_kind "$(cat "$W/op.$p.line")") $res" >>"$W/results"
 		p=$((p + 1))
 	done
 	return 0
+}
+
+# refusals_bounded: per kind of operation tried (moot ones aside) 4 times
+# or more, at least one was done and at most this many percent refused:
+#   25  softib's knobs and the module reloads: none expected;
+#   50  commands on an interface that exists (ip, ethtool, sysfs): another
+#       operation may move or delete it between the look-up and the command;
+#   75  MTU writes (576 to 4092: above what the mode or the port allows)
+#       and children (a P_Key or a name taken, a parent going away);
+# and at most half of all the tries. Prints the table, then what is over.
+refusals_bounded() {
+	awk -v min=4 '
+	function bound(k) {
+		if (k ~ /^(mtu|cchild|dchild|linkadd|linkdel)$/) return 75
+		if (k ~ /^(umcast|coal|mode|ifdown|netns|nflush)$/) return 50
+		return 25
+	}
+	function over(k, ok, bad, b,   t) {
+		t = ok + bad
+		if (t < min || (ok > 0 && bad * 100 <= t * b)) return 0
+		printf "%s: %d of %d tries refused, at most %d%% may be\n", k, bad, t, b
+		return 1
+	}
+	{ n[$1]++; r[$1 SUBSEP $2]++; all[$2]++ }
+	END {
+		for (k in n)
+			printf "%s: %d drawn, %d done, %d moot, %d refused\n", k, n[k],
+				r[k SUBSEP "ok"], r[k SUBSEP "moot"], r[k SUBSEP "refused"]
+		e = 0
+		for (k in n)
+			e += over(k, r[k SUBSEP "ok"], r[k SUBSEP "refused"], bound(k))
+		e += over("all kinds", all["ok"], all["refused"], 50)
+		exit (e > 0)
+	}' "$W/results"
 }
 
 # --- setup ---
@@ -465,7 +532,7 @@ nops=0
 heavy=0
 bad=
 : >"$W/counts"
-: >"$W/refused"
+: >"$W/results"
 while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
 	round=$((round + 1))
 	floods_start
@@ -534,7 +601,8 @@ while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
 done
 el=$(($(_t_now_ds) - t0))
 summary="$round rounds, $nops operations ($heavy removals/reloads) in $((el / 10)) s, seed $STRESS_SEED"
-echo "race-stress: $summary; $(wc -l <"$W/refused") refused (rc != 0); operations drawn:"
+echo "race-stress: $summary; $(grep -c ' refused$' "$W/results") refused (rc != 0)," \
+	"$(grep -c ' moot$' "$W/results") moot; operations drawn:"
 sort "$W/counts" | uniq -c | tr '\n' ' '
 echo
 if [ -n "$bad" ]; then
@@ -543,5 +611,6 @@ if [ -n "$bad" ]; then
 else
 	ok "stress: $summary, every round recovered"
 fi
+check "operations: every kind tried 4 times was done, refusals within bounds" refusals_bounded
 [ -n "$bad" ] || check "unload everything" unload_all
 true

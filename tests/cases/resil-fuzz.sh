@@ -37,7 +37,34 @@ sib_sum() {	# every softib drop counter and rx_packets of DEV, summed
 }
 sib_rx() { awk '$1 == "rx_packets" { print $2 }' "$(sib $DEV counters)"; }
 fuzz_field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$(sib $DEV inject_random)"; }
-drv_sum() { echo $(($(nstat rx_packets) + $(nstat rx_dropped) + $(nstat rx_errors) + $(nstat rx_length_errors))); }
+estat() { in_host b ethtool -S ib1 | awk -v k="$1:" '$1 == k { print $2 }'; }
+# the frames the driver took, by its own counters (ethtool -S: without the
+# core's drops, which the interface's rx_dropped adds): received, or dropped
+# for their length or for want of memory (ours), resp. dropped for want of
+# memory (stock, dev->stats). Completions in error are not among them, nor
+# in softib's rx_packets.
+drv_sum() {
+	case $IPOIB_DRIVER in
+	stock) echo $(($(estat rx_packets) + $(estat rx_dropped))) ;;
+	*) echo $(($(estat rx_packets) + $(estat rx_length_errors) + $(estat rx_no_memory))) ;;
+	esac
+}
+# SubnAdm requests softib's SA handled: it answers each at most once, to the
+# requester's QP1, and softib's rx_packets counts the answer
+sa_sum() {
+	echo $(($(sa_counter cpi_get) + $(sa_counter path_get) + $(sa_counter mcm_set) +
+		$(sa_counter mcm_delete) + $(sa_counter bad_request)))
+}
+# grown_by NOW BASE N: NOW (a command) tells N or more above BASE; read at
+# each poll, since NAPI may still be at the frames the fuzz delivered
+grown_by() {
+	local v
+	v=$($1) || return 1
+	echo "$1: $v, base $2, wanted +$3"
+	[ $((v - $2)) -ge "$3" ]
+}
+drops() { nstat rx_dropped; }
+len_errors() { nstat rx_length_errors; }
 
 check "load the IB core" load_ib_core || exit 0
 check "load softib ndevs=2" load_softib ndevs=2 || exit 0
@@ -58,6 +85,10 @@ check "same seed, same frames (hash $h1 = $h2)" test -n "$h1" -a "$h1" = "$h2"
 s0=$(sib_sum)
 r0=$(sib_rx)
 d0=$(drv_sum)
+a0=$(sa_sum)
+w0=$(sib_counter $DEV drop_no_rwqe)
+x0=$(drops)
+l0=$(len_errors)
 e0=$(($(nstat rx_errors) + $(nstat rx_length_errors) + $(nstat rx_dropped)))
 t0=$(_t_now_ds)
 echo "fuzz: seed $SEED count $COUNT into $DEV"
@@ -67,21 +98,45 @@ cat "$(sib $DEV inject_random)" "$(sib $DEV counters)"
 in_host b ip -s link show ib1
 done_n=$(fuzz_field 'done')
 filtered=$(fuzz_field filtered)
+encap=$(fuzz_field encap)
+short=$(fuzz_field short)
+own=$(fuzz_field self)
 s1=$(sib_sum)
 r1=$(sib_rx)
+sa=$(($(sa_sum) - a0))
+nr=$(($(sib_counter $DEV drop_no_rwqe) - w0))
 d1=$(drv_sum)
 e1=$(($(nstat rx_errors) + $(nstat rx_length_errors) + $(nstat rx_dropped)))
-echo "fuzz: $done_n frames in $(( (t1 - t0) / 10 )) s; softib accounted $((s1 - s0)) + filtered $filtered; driver rx+drops+errors +$((d1 - d0)), drops/errors +$((e1 - e0))"
+echo "fuzz: $done_n frames in $(( (t1 - t0) / 10 )) s; softib accounted $((s1 - s0))" \
+	"+ filtered $filtered; driver took +$((d1 - d0)), drops/errors +$((e1 - e0))"
+echo "fuzz: kinds encap $encap short $short self $own; SA requests +$sa; drop_no_rwqe +$nr"
 check "all $COUNT frames generated" test "$done_n" = "$COUNT"
 check "every frame accounted for by softib (delivered or a counted drop)" \
 	test $((s1 - s0 + filtered)) -ge "$COUNT"
-check "the driver counted refused frames (rx drops/errors +$((e1 - e0)))" test $((e1 - e0)) -gt 0
+# What the driver must refuse, from the generator's counts: an "encap"
+# frame (0-199 bytes) has a random encapsulation type, which no protocol
+# takes, so each is a drop (rx_dropped: the driver's, or the core's once
+# the driver passed it up). 4 lengths in 200 are shorter than the 4-byte
+# header: the stock driver passes those up with a type from stale buffer
+# bytes (6.1 ipoib_ib_handle_rx_wc has no length check); 2% expected, 5%
+# left out. Frames that found the receive ring empty (drop_no_rwqe) never
+# reached the driver.
+check_wait "the driver counted refused frames (rx_dropped, $encap with a random type)" 10 \
+	grown_by drops "$x0" $((encap - encap / 20 - nr))
+# Ours counts each 0-3 byte frame ("short") as a length error; the stock
+# driver has no length check (above), its rx_length_errors stays 0.
+if [ "$IPOIB_DRIVER" = ours ]; then
+	check_wait "the driver refused the $short frames shorter than the header" 10 \
+		grown_by len_errors "$l0" $((short - nr))
+fi
 # What softib delivered (rx_packets) reached the driver, which counts each
-# frame as received, dropped or an error. softib's rx_packets also counts the
-# MADs on QP1 the fuzz causes (a few), and the core's drops are counted on top
-# of rx_packets, so the two are not equal: at least 90% of what was delivered.
-check "the driver accounted for the frames softib delivered (+$((d1 - d0)) of +$((r1 - r0)))" \
-	test $((d1 - d0)) -ge $(((r1 - r0) * 9 / 10))
+# frame (drv_sum), except its own: both drivers discard in silence a frame
+# from their own LID and QPN (the generator's "self", as a looped-back
+# multicast). softib's rx_packets also counts its SA's answers to ib1's QP1
+# (the fuzz's ARP requests for 192.0.2.2 make b look up paths to unknown
+# GIDs). Slack: 20 other MADs, none expected.
+check_wait "the driver accounted for the frames softib delivered (+$((r1 - r0)))" 10 \
+	grown_by drv_sum "$d0" $((r1 - r0 - own - sa - 20))
 check_wait "ib1 keeps its carrier" 10 _t_has_carrier b ib1
 check_wait "ping a -> b after the fuzz" 30 pings a 192.0.2.2
 check_wait "ping6 b -> a after the fuzz" 30 sh -c '/usr/sbin/ip netns exec b /usr/bin/ping -6 -c 1 -W 2 2001:db8::1 >/dev/null'

@@ -22,7 +22,9 @@
 . /tests/lib.sh
 
 ROUNDS=4
-case $KVER in *debug*) ROUNDS=2 ;; esac
+# one on the debug kernel, where a round takes about 100 s (KASAN sees the
+# window once; the stock kernel's four rounds draw more interleavings)
+case $KVER in *debug*) ROUNDS=1 ;; esac
 NCHILD=8
 CG=/sys/fs/cgroup
 children_left() { ls -d /sys/class/net/c[0-9]* 2>/dev/null | wc -l; }

@@ -19,6 +19,8 @@
 
 PING_W=1	# pings (lib.sh): wait 1 s for the reply
 no_carrier() { ! _t_has_carrier "$1" "$2"; }
+# no_carrier_for NS IFNAME S: IFNAME gets no carrier for S seconds
+no_carrier_for() { ! wait_for "$3" _t_has_carrier "$1" "$2"; }
 port_gid_of() { cat "/sys/class/infiniband/$1/ports/$2/gids/0"; }
 
 check "load the IB core" load_ib_core || exit 0
@@ -82,7 +84,8 @@ check "a's child up" sh -c "/usr/sbin/ip -n a addr add 10.53.0.1/24 dev $A.8001 
 check "b's child up" sh -c "/usr/sbin/ip -n b addr add 10.53.0.2/24 dev $B.8001 &&
 	/usr/sbin/ip -n b link set $B.8001 up"
 check_wait "carrier on c's child" 30 _t_has_carrier c "$C.8001"
-check "b's child has no carrier (0x8001 not in sib0 port 2's table yet)" no_carrier b "$B.8001"
+check "b's child has no carrier for 3 s (0x8001 not in sib0 port 2's table yet)" \
+	no_carrier_for b "$B.8001" 3
 check "P_Key 0x8001 at index 1 of sib0 port 2 only" pkey_set sib0p2 1 0x8001
 check "port 1's P_Key table has not got it" sh -c \
 	'! grep -qi 0x8001 /sys/class/infiniband/sib0/ports/1/pkeys/1'
