@@ -350,6 +350,10 @@ bool ipoib_cm_tx_release(struct ipoib_cm_tx *tx)
 			WRITE_ONCE(tx->kept, false);
 		}
 	}
+	if (READ_ONCE(tx->tail) != READ_ONCE(tx->head))	/* cq_error */
+		netdev_warn(cm->priv->dev,
+			    "%u sends to qpn 0x%06x not flushed (CQ in error): freed\n",
+			    READ_ONCE(tx->head) - READ_ONCE(tx->tail), tx->dqpn);
 	ipoib_cm_tx_destroy_qp(tx);
 	WRITE_ONCE(tx->releasing, false);
 	return true;
