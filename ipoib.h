@@ -277,7 +277,6 @@ struct ipoib_path {
 	struct sa_path_rec rec;		/* record behind path->ah */
 	unsigned int backoff_ms;
 	unsigned long retry_at;		/* jiffies: no query before this */
-	bool pending;			/* in priv->paths_pending; under lock */
 	unsigned int queries;		/* SA queries sent, for debugfs */
 	u32 moved_slid;			/* SLID that last made us re-query */
 	unsigned long slid_query_at;	/* jiffies: no SLID re-query before */
@@ -421,7 +420,7 @@ struct ipoib_dev_priv {
 	struct list_head neigh_list;
 	struct rhashtable paths;
 	struct list_head path_list;
-	atomic_t paths_pending;		/* paths that never had an AH (path.c) */
+	atomic_t paths_pending;		/* paths without an AH yet (path.c) */
 	struct list_head refresh_list;	/* paths a refresh has yet to ask for */
 	struct delayed_work refresh_work; /* releases them at the paced rate */
 	struct delayed_work gc_work;
@@ -622,7 +621,7 @@ void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
 			   const union ib_gid *gid, u32 slid);
 void ipoib_path_note_slid(struct ipoib_dev_priv *priv, u32 qpn, u32 slid);
 void ipoib_path_gc(struct ipoib_dev_priv *priv, bool pressure);
-bool ipoib_path_failed_once(struct ipoib_path *path);
+bool ipoib_path_has_failed(struct ipoib_path *path);
 void ipoib_path_flush(struct ipoib_dev_priv *priv);
 
 /* ipoib_multicast.c */

@@ -167,7 +167,7 @@ void ipoib_neigh_gc(struct work_struct *work)
 		last = READ_ONCE(neigh->last_used);
 		if (time_after(jiffies, last + IPOIB_NEIGH_IDLE) ||
 		    (pressure && time_after(jiffies, last + IPOIB_NEIGH_FAILED_IDLE) &&
-		     ipoib_path_failed_once(neigh->path)))
+		     ipoib_path_has_failed(neigh->path)))
 			ipoib_neigh_unlink(priv, neigh);
 	}
 	spin_unlock_bh(&priv->table_lock);

@@ -109,26 +109,18 @@ struct ipoib_path *ipoib_path_get_or_create(struct ipoib_dev_priv *priv,
 	}
 	list_add(&path->list, &priv->path_list);
 	path->nr_neigh = 1;
-	path->pending = true;
+	/* until its first AH: path->ah is never cleared before the free */
 	atomic_inc(&priv->paths_pending);
 	return path;
 }
 
-/* A path that never resolved and whose last query failed (racy look). */
-bool ipoib_path_failed_once(struct ipoib_path *path)
+/*
+ * A path whose query failed and that has no AH (FAILED is never set on a
+ * path with one: a failed refresh keeps it RESOLVED). A racy look.
+ */
+bool ipoib_path_has_failed(struct ipoib_path *path)
 {
-	return READ_ONCE(path->pending) &&
-	       READ_ONCE(path->state) == IPOIB_PATH_FAILED;
-}
-
-/* The path has its first AH, or goes: it no longer counts as pending. */
-static void ipoib_path_not_pending(struct ipoib_path *path)
-{
-	lockdep_assert_held(&path->lock);
-	if (path->pending) {
-		path->pending = false;
-		atomic_dec(&path->priv->paths_pending);
-	}
+	return READ_ONCE(path->state) == IPOIB_PATH_FAILED;
 }
 
 static void ipoib_path_drop_queue(struct ipoib_dev_priv *priv,
@@ -248,10 +240,9 @@ static void ipoib_path_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 }
 
 /*
- * Send @skb (starting at the encapsulation header) on @path, or queue it
- * while the path resolves. Caller holds RCU (the path cannot be freed).
+ * How many packets @path may hold while it resolves (IPOIB_PATH_QUEUE_LEN);
+ * nr_neigh is read without table_lock: it only sizes a bound.
  */
-/* IPOIB_PATH_QUEUE_LEN; nr_neigh is read without table_lock (a bound) */
 static unsigned int ipoib_path_queue_max(struct ipoib_path *path)
 {
 	unsigned int n = READ_ONCE(path->nr_neigh) * IPOIB_PATH_QUEUE_PER_NEIGH;
@@ -259,6 +250,10 @@ static unsigned int ipoib_path_queue_max(struct ipoib_path *path)
 	return clamp_t(unsigned int, n, IPOIB_PATH_QUEUE_LEN, IPOIB_PATH_QUEUE_MAX);
 }
 
+/*
+ * Send @skb (starting at the encapsulation header) on @path, or queue it
+ * while the path resolves. Caller holds RCU (the path cannot be freed).
+ */
 void ipoib_path_xmit(struct ipoib_path *path, struct sk_buff *skb, u32 qpn)
 {
 	struct ipoib_dev_priv *priv = path->priv;
@@ -381,7 +376,8 @@ static void ipoib_path_install(struct ipoib_path *path,
 		set_bit(dlid, priv->known_lids);
 	spin_lock_bh(&path->lock);
 	old = rcu_replace_pointer(path->ah, ah, lockdep_is_held(&path->lock));
-	ipoib_path_not_pending(path);
+	if (!old)	/* its first AH: no longer waiting for the SA */
+		atomic_dec(&priv->paths_pending);
 	path->rec = *rec;
 	path->state = IPOIB_PATH_RESOLVED;
 	path->backoff_ms = 0;
@@ -680,9 +676,10 @@ static void ipoib_path_free_list(struct ipoib_dev_priv *priv,
 		__skb_queue_head_init(&drop);
 		spin_lock_bh(&path->lock);
 		skb_queue_splice_init(&path->queue, &drop);
-		ipoib_path_not_pending(path);
 		spin_unlock_bh(&path->lock);
 		ipoib_path_drop_queue(priv, &drop);
+		if (!rcu_access_pointer(path->ah))
+			atomic_dec(&priv->paths_pending);
 		ipoib_ah_put(rcu_dereference_protected(path->ah, 1));
 		list_del(&path->list);
 		kfree(path);
@@ -706,7 +703,7 @@ void ipoib_path_gc(struct ipoib_dev_priv *priv, bool pressure)
 		if (path->nr_neigh)
 			continue;
 		if (time_before(jiffies, READ_ONCE(path->last_used) + idle) &&
-		    !(pressure && ipoib_path_failed_once(path)))
+		    !(pressure && ipoib_path_has_failed(path)))
 			continue;
 		if (!ipoib_path_idle(path))
 			continue;
