@@ -6,11 +6,14 @@
 # timeout: 300
 #
 # A passive connected-mode QP on an SRQ that goes to error by itself (review
-# 2026-12, finding 4): a local QP fatal error (softib qp_fatal), as a
-# peer's RDMA WRITE or oversized SEND would do. The HCA raises Last WQE
+# 2026-12, finding 4): an RDMA WRITE from the peer's port at the PSN the QP
+# expects (softib rc_rdma_write: ib_cm's QPs allow remote writes, no R_Key
+# is valid, so the HCA NAKs it with a remote access error, the QP goes to
+# ERR with IB_EVENT_QP_ACCESS_ERR), or a local QP fatal error (softib
+# qp_fatal), taking turns. The HCA raises Last WQE
 # Reached once, as the QP enters ERR; the driver must drain and destroy that
 # connection then, because nothing will raise it again. Five times (the
-# stock driver: once, see below): b's
+# stock driver: once, the RDMA WRITE, see below): b's
 # passive QP from a fails, it is gone from b's SRQ within 10 s (before the
 # fix it stayed until connected mode stopped, and each held one of 64
 # passive slots), a's next 60000-byte ping makes a new connection and is
@@ -65,7 +68,18 @@ while [ $r -le $ROUNDS ]; do
 	fi
 	q=$(passive | head -n 1)
 	lw=$(sib_counter sib1 last_wqe)
-	echo "$q" >"$(sib sib1 qp_fatal)"
+	if [ $((r % 2)) = 1 ]; then
+		ae=$(sib_counter sib1 rc_access_err)
+		echo "$q" >"$(sib sib1 rc_rdma_write)"
+		if ! wait_for 5 sib_counter_ge sib1 rc_access_err $((ae + 1)); then
+			fail "round $r: the RDMA WRITE at QP $q was refused (remote access error)" \
+				"rc_access_err stayed $ae"
+			bad=$((bad + 1))
+			break
+		fi
+	else
+		echo "$q" >"$(sib sib1 qp_fatal)"
+	fi
 	if ! wait_for 5 sib_counter_ge sib1 last_wqe $((lw + 1)); then
 		fail "round $r: softib raised Last WQE Reached for QP $q" "last_wqe stayed $lw"
 		bad=$((bad + 1))
@@ -83,7 +97,7 @@ while [ $r -le $ROUNDS ]; do
 	fi
 	r=$((r + 1))
 done
-check "$ROUNDS passive QPs failed by themselves were destroyed, each within 10 s" test $bad = 0
+check "$ROUNDS passive QPs failed by themselves (RDMA WRITE, QP fatal) were destroyed, each within 10 s" test $bad = 0
 dmesg_mark qperr
 t0=$(_t_now_ds)
 check "b to datagram mode" in_host b sh -c 'echo datagram >/sys/class/net/ib1/mode'

@@ -44,14 +44,8 @@ echo "ib1 QPN $(printf 0x%06x $QPN)"
 [ -e /proc/dynamic_debug/control ] &&
 	echo 'module ib_ipoib +p' >/proc/dynamic_debug/control 2>/dev/null
 
-# sidr_req REQID: a CM SIDR REQ MAD (class 7, attribute 0x0017) from LID 1's
-# QP1 to ib1's QP1 for the service ID 0x1000000000000000 | QPN (RFC 4755)
-sidr_req() {
-	local mad
-	mad="01 07 02 03 00 00 00 00 $(h32 0x5349) $(h32 "$1") 00 17 00 00 00 00 00 00"
-	mad="$mad $(h32 "$1") ff ff 00 00 10 00 00 00 00 $(h24 "$QPN") $(zeros 216)"
-	wire 0 2 $LID 1 "$(bth 0x64 0 0xffff 1) $(deth 0x80010000 1) $mad"
-}
+# sidr_req REQID: a CM SIDR REQ from LID 1 to ib1's connected-mode service
+sidr_req() { cm_sidr_req "$1" "$QPN" $LID 1; }
 N=20
 if [ "$IPOIB_DRIVER" = ours ]; then
 	rx0=$(cmctr cm_rx_msgs sidr_req)

@@ -7,22 +7,29 @@
 # vcpus: 2
 # boot: shared
 # timeout: 420
-# env: STRESS_S STRESS_SEED
+# env: STRESS_S STRESS_SEED STRESS_OPS
 #
 # The race tier: seeded random interleavings of control operations against
-# datapath floods, for a fixed time. Three hosts (netns a, b, c on ib0,
-# ib1, ib2 of three softib ports). Floods run while the operations do (and
-# stop for each round's recovery): pings a <-> b (IPv4,
-# IPv6), and every second new neighbours with fabricated hardware addresses
-# (new QPNs of the real peers: new neighbours on existing paths; GIDs nobody
-# has: new paths the SA refuses), IPv4/IPv6, sends to new multicast groups
-# (send-only joins) and joins/leaves of groups (autojoin). Each round runs
+# datapath floods, for a fixed time. Four hosts (netns a, b, c, d on ib0 to
+# ib3 of four softib ports; c and d in connected mode, a and b datagram).
+# Floods run while the operations do (and stop for each round's recovery):
+# pings a <-> b (IPv4, IPv6), d -> c (over RC), and every second new
+# neighbours with fabricated hardware addresses (new QPNs of the real
+# peers: new neighbours on existing paths; GIDs nobody has: new paths the
+# SA refuses; every other one with the connected-mode flag, so that d
+# sends connection requests nobody listens to), IPv4/IPv6, sends to new
+# multicast groups (send-only joins) and joins/leaves of groups
+# (autojoin). Each round runs
 # 1-3 batches of 1-4 concurrent operations drawn from the seed: P_Key table
 # changes (index 0 too), LID changes, SM moves, SM restarts, client
 # reregisters, port flaps, create_child/delete_child, ip link add/del type
 # ipoib, umcast, ethtool -C, MTU and mode writes, ifdown/ifup, netns moves,
 # neighbour flushes, SA delays and HCA failures (AH, post_send, CQ
-# overflow), softib removal and re-add, ib_ipoib unload and reload. After
+# overflow), SIDR REQs for an interface's connected-mode service ID from
+# the wire, RDMA WRITEs from a connection's peer and QP fatal errors on
+# connected-mode QPs (active and passive), softib removal and re-add,
+# ib_ipoib unload and reload; a removal or reload shares its batch with a
+# child made or deleted or a mode write, and at most one runs a batch. After
 # each round everything is put back (ports up, P_Key 0xffff at index 0,
 # interfaces home with their addresses) and the hosts must answer both ways
 # within a bound; the kernel log must hold no report (WARN, BUG, KASAN,
@@ -39,11 +46,23 @@
 #   STRESS_SEED=1234 STRESS_S=1800 TIMEOUT_SCALE=6 make test CASES=race-stress
 # The same seed draws the same sequence of rounds and operations (the
 # timing, and so the interleaving inside a batch, is the machine's).
+# STRESS_OPS (default: all) narrows the draw to the kinds it lists, comma
+# separated (OPS below; a kind twice is drawn twice as often), to race a
+# few of them harder:
+#   STRESS_OPS=rmsoftib,rmipoib,dchild,mode make test CASES=race-stress
 #
 # The stock driver runs on the stock kernel only (time: the debug tier's
 # boot of ours is the one that looks for reports), and without the CQ
-# overflow (the stock ib_ipoib never recovers from a CQ in error).
+# overflow (the stock ib_ipoib never recovers from a CQ in error) and
+# without SIDR REQs (it keeps each one's cm_id, and ib_cm's unload WARNs:
+# a stock finding, tests/cases/ipoib-refuse.sh), RDMA WRITEs or QP fatal
+# errors on connected-mode QPs (seen 2026-12-06, seed 336602256 with
+# STRESS_OPS=sidr,rdmaw,qpfatal,rmsoftib,rmipoib,qpfatal,rdmaw,sidr: after
+# RDMA WRITEs at its connections, rmmod ib_ipoib WARNed at ib_verbs.h:3914,
+# ib_destroy_cq() of a CQ a connected-mode QP still used, in
+# ipoib_transport_dev_cleanup(); a stock finding, Documentation/testing.rst).
 . /tests/lib.sh
+. /tests/cases/wire.inc
 
 case $KVER in
 *debug*) DEBUG=1 ;;
@@ -72,15 +91,18 @@ echo "race-stress: seed $STRESS_SEED, ${STRESS_S} s of rounds, driver $IPOIB_DRI
 [ -w /proc/sys/kernel/hung_task_timeout_secs ] && echo 60 >/proc/sys/kernel/hung_task_timeout_secs
 
 # --- topology ---
-HOSTS="a b c"
-if_of() { case $1 in a) echo ib0 ;; b) echo ib1 ;; c) echo ib2 ;; esac; }
-num_of() { case $1 in a) echo 1 ;; b) echo 2 ;; c) echo 3 ;; esac; }
+HOSTS="a b c d"
+NDEVS=4
+if_of() { case $1 in a) echo ib0 ;; b) echo ib1 ;; c) echo ib2 ;; d) echo ib3 ;; esac; }
+num_of() { case $1 in a) echo 1 ;; b) echo 2 ;; c) echo 3 ;; d) echo 4 ;; esac; }
+# c and d talk over RC: the connections the RC operations aim at
+mode_of() { case $1 in c | d) echo connected ;; *) echo datagram ;; esac; }
 
 # where IF: the netns holding IF ("-" for the initial one); 1 if none
 where() {
 	local ns
 	ip link show dev "$1" >/dev/null 2>&1 && { echo -; return 0; }
-	for ns in a b c x; do
+	for ns in a b c d x; do
 		ip -n "$ns" link show dev "$1" >/dev/null 2>&1 && { echo "$ns"; return 0; }
 	done
 	return 1
@@ -99,7 +121,7 @@ nsx() {
 
 # home H: H's interface in netns H, up, with its addresses and routes
 home() {
-	local h=$1 ifn n cur
+	local h=$1 ifn n cur m
 	ifn=$(if_of "$h")
 	n=$(num_of "$h")
 	cur=$(where "$ifn") || return 1
@@ -108,14 +130,15 @@ home() {
 		nsx "$cur" ip link set "$ifn" netns "$h" || return 1
 	fi
 	ip -n "$h" link set lo up
-	# A "mode connected" an operation left: every round starts from
-	# datagram mode and the UD MTU. Only then is mode written: a write
+	# A mode an operation left: every round starts from the host's own
+	# mode (mode_of) and the UD MTU. Only then is mode written: a write
 	# takes rtnl by trylock and retries the syscall while the floods hold
 	# it (both drivers), which cost a minute a host on the debug kernel.
-	in_host "$h" sh -c "grep -q datagram /sys/class/net/$ifn/mode ||
-		echo datagram >/sys/class/net/$ifn/mode" 2>/dev/null
+	m=$(mode_of "$h")
+	in_host "$h" sh -c "grep -q $m /sys/class/net/$ifn/mode ||
+		echo $m >/sys/class/net/$ifn/mode" 2>/dev/null
 	ip -n "$h" link set "$ifn" mtu 2044 2>/dev/null
-	echo "recover: [$(now)] $h: datagram, MTU 2044"
+	echo "recover: [$(now)] $h: $m, MTU 2044"
 	ip -n "$h" addr replace "192.0.2.$n/24" dev "$ifn" || return 1
 	ip -n "$h" -6 addr replace "2001:db8::$n/64" dev "$ifn" nodad || return 1
 	ip -n "$h" link set "$ifn" up || return 1
@@ -129,7 +152,7 @@ sibs() { ls -d "$SIB_DEBUGFS"/sib* 2>/dev/null | sed 's,.*/,,'; }
 # the interfaces to exist
 recover() {
 	local d h cur
-	[ -d /sys/module/softib ] || load_softib ndevs=3 || return 1
+	[ -d /sys/module/softib ] || load_softib ndevs=$NDEVS || return 1
 	[ -d /sys/module/ib_ipoib ] || load_ipoib || return 1
 	[ -e "$SIB_DEBUGFS/sa_delay_ms" ] && echo 0 >"$SIB_DEBUGFS/sa_delay_ms"
 	for d in $(sibs); do
@@ -175,11 +198,11 @@ recover() {
 
 # --- floods (run until $STOP exists; every failure is expected) ---
 
-# hwaddr QPN GIDLOW: HW = an IPoIB hardware address in port GID
+# hwaddr QPN GIDLOW FLAGS: HW = an IPoIB hardware address in port GID
 # fe80::2:c903:..:GIDLOW (no subshell: the floods fork enough)
 hwaddr() {
-	HW=$(printf '00:%02x:%02x:%02x:fe:80:00:00:00:00:00:00:00:02:c9:03:00:%02x:%02x:%02x' \
-		$((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)) \
+	HW=$(printf '%02x:%02x:%02x:%02x:fe:80:00:00:00:00:00:00:00:02:c9:03:00:%02x:%02x:%02x' \
+		"$3" $((($1 >> 16) & 255)) $((($1 >> 8) & 255)) $(($1 & 255)) \
 		$((($2 >> 16) & 255)) $((($2 >> 8) & 255)) $(($2 & 255)))
 }
 
@@ -200,7 +223,7 @@ flood_neigh() {	# flood_neigh H: new neighbours and paths every second
 			0) g=$((0xa00000 + 1 + i % 3)) ;;	# a real port, new QPN
 			*) g=$((0xa10000 + (i + n * 4096) % 65536)) ;;	# nobody's GID
 			esac
-			hwaddr $q $g
+			hwaddr $q $g $(((i % 2) * 0x80))	# every other: connected mode
 			echo "neigh replace 192.0.2.$x lladdr $HW dev $ifn nud permanent" >>"$b"
 			echo "neigh replace 2001:db8::1:$x lladdr $HW dev $ifn nud permanent" >>"$b"
 		done
@@ -241,6 +264,8 @@ floods_start() {
 	flood_ping b -6 2001:db8::1 & FLOOD_PIDS="$FLOOD_PIDS $!"
 	flood_ping c 192.0.2.1 & FLOOD_PIDS="$FLOOD_PIDS $!"
 	flood_ping c -b 192.0.2.255 & FLOOD_PIDS="$FLOOD_PIDS $!"
+	flood_neigh d & FLOOD_PIDS="$FLOOD_PIDS $!"
+	flood_ping d 192.0.2.3 & FLOOD_PIDS="$FLOOD_PIDS $!"
 }
 floods_stop() {	# each loop looks at $STOP at least every 6 s
 	local dog
@@ -259,8 +284,8 @@ floods_stop() {	# each loop looks at $STOP at least every 6 s
 # pick an interface: a parent or a child that may exist
 PKEYS="0x8001 0x8002 0x8003 0x8004"
 draw_pkey() { rnd 4; P=$(echo $PKEYS | cut -d' ' -f$((R + 1))); }
-draw_parent() { rnd 3; PAR=ib$R; }
-draw_dev() { rnd 3; DEV=sib$R; }
+draw_parent() { rnd $NDEVS; PAR=ib$R; }
+draw_dev() { rnd $NDEVS; DEV=sib$R; }
 draw_if() {
 	draw_parent
 	rnd 3
@@ -277,6 +302,27 @@ draw_if() {
 # returns MOOT for it, an exit status none of its tools uses (ip, a shell's
 # failed write, rmmod and modprobe exit 1 or 2).
 MOOT=125
+
+# lid_of DEV: the port's LID (hex)
+lid_of() { cat "/sys/class/infiniband/$1/ports/1/lid"; }
+
+# rc_qpn DEV IDX: the QPN of the IDX-th (modulo their number) RC QP of DEV
+# in RTR or RTS (the connected-mode QPs, active and passive); 1 if none
+rc_qpn() {
+	local all n
+	all=$(rdma res show qp link "$1/1" 2>/dev/null | awk '{
+		q = t = s = ""
+		for (i = 1; i < NF; i++) {
+			if ($i == "lqpn") q = $(i + 1)
+			if ($i == "type") t = $(i + 1)
+			if ($i == "state") s = $(i + 1)
+		}
+		if (t == "RC" && (s == "RTS" || s == "RTR")) print q
+	}')
+	n=$(echo "$all" | grep -c .)
+	[ "$n" -gt 0 ] || return 1
+	echo "$all" | sed -n "$(($2 % n + 1))p"
+}
 
 # run_op LINE: one operation (a line of words), no randomness here
 run_op() {
@@ -356,22 +402,48 @@ run_op() {
 		nsx "$ns" ip neigh flush dev "$2"
 		nsx "$ns" ip -6 neigh flush dev "$2"
 		;;
-	rmsoftib) rmmod softib && load_softib ndevs=3 ;;
+	sidr)	# sidr DEV IF REQID: from the next port's LID, for IF's service ID
+		ns=$(where "$3") || return $MOOT
+		q=$(nsx "$ns" cat "/sys/class/net/$3/address" | cut -d: -f2-4 | tr -d :)
+		src=sib$(((${2#sib} + 1) % NDEVS))
+		DEV=$2 INJECT_TMP=$W/inject.$2 \
+			inject "$(cm_sidr_req "$4" "0x$q" "$(lid_of "$2")" "$(lid_of "$src")")"
+		;;
+	rdmaw)	# rdmaw DEV IDX: an RDMA WRITE from the connection's peer
+		q=$(rc_qpn "$2" "$3") || return $MOOT
+		echo "$q" >"$(sib "$2" rc_rdma_write)"
+		;;
+	qpfatal)
+		q=$(rc_qpn "$2" "$3") || return $MOOT
+		echo "$q" >"$(sib "$2" qp_fatal)"
+		;;
+	rmsoftib) rmmod softib && load_softib ndevs=$NDEVS ;;
 	rmipoib) rmmod ib_ipoib && load_ipoib ;;
 	*) echo "unknown op $1"; return 1 ;;
 	esac
 }
 
-# draw_op: OP = one operation line, HEAVY=1 for one that must run alone
+# draw_op: OP = one operation line, HEAVY=1 for a removal or reload (one
+# a batch, raced by a companion); draw_companion: one of the operations a
+# removal or reload must race (children made or deleted, mode writes)
 OPS="pkey pkey pkey pkey pkey pkey0 lid lid sm sm smrestart smrestart rereg rereg rereg
 flap flap flap flap cchild cchild cchild cchild dchild dchild dchild linkadd linkadd linkadd
 linkdel linkdel linkdel umcast coal coal coal coal mtu mtu mtu mode mode ifdown ifdown ifdown
-ifdown netns netns netns netns sadelay failah failsend cqovf nflush nflush rmsoftib rmipoib"
+ifdown netns netns netns netns sadelay failah failsend cqovf nflush nflush sidr sidr rdmaw
+rdmaw qpfatal qpfatal rmsoftib rmipoib"
+[ -n "${STRESS_OPS:-}" ] && OPS=$(echo "$STRESS_OPS" | tr , ' ')
 NOPS=$(echo $OPS | wc -w)
+COMPANIONS="cchild dchild linkadd linkdel mode"
 draw_op() {
-	local name
 	rnd "$NOPS"
-	name=$(echo $OPS | cut -d' ' -f$((R + 1)))
+	draw_named "$(echo $OPS | cut -d' ' -f$((R + 1)))"
+}
+draw_companion() {
+	rnd 5
+	draw_named "$(echo $COMPANIONS | cut -d' ' -f$((R + 1)))"
+}
+draw_named() {
+	local name=$1
 	HEAVY=0
 	case $name in
 	pkey)
@@ -407,10 +479,23 @@ draw_op() {
 		;;
 	mode) draw_if; rnd 2; [ $R = 0 ] && OP="mode $IFN connected" || OP="mode $IFN datagram" ;;
 	ifdown) draw_if; rnd 15; OP="ifdown $IFN $((R / 10)).$((R % 10))" ;;
-	netns) draw_if; rnd 5; OP="netns $IFN $(echo - a b c x | cut -d' ' -f$((R + 1)))" ;;
+	netns) draw_if; rnd 6; OP="netns $IFN $(echo - a b c d x | cut -d' ' -f$((R + 1)))" ;;
 	nflush) draw_parent; OP="nflush $PAR" ;;
+	sidr)
+		draw_parent; rnd 1000000
+		OP="sidr sib${PAR#ib} $PAR $((R + 1))"
+		[ "$IPOIB_DRIVER" = stock ] && OP="rereg sib${PAR#ib}"
+		;;
+	# c's and d's ports: where the connections are (a and b's, when a
+	# mode write made them connected, are seldom up long enough)
+	rdmaw) rnd 2; DEV=sib$((R + 2)); rnd 64; OP="rdmaw $DEV $R" ;;
+	qpfatal) rnd 2; DEV=sib$((R + 2)); rnd 64; OP="qpfatal $DEV $R" ;;
 	rmsoftib) OP=rmsoftib; HEAVY=1 ;;
 	rmipoib) OP=rmipoib; HEAVY=1 ;;
+	esac
+	# the stock driver: see the header
+	case $name in
+	rdmaw | qpfatal) [ "$IPOIB_DRIVER" = stock ] && OP="rereg $DEV" ;;
 	esac
 	OPNAME=$name
 }
@@ -471,7 +556,10 @@ EOF
 		case $(cat "$W/op.$p.rc") in
 		0) res=ok ;;
 		"$MOOT") res=moot ;;
-		*) res=refused ;;
+		*)
+			res=refused
+			echo "race-stress: refused: $(cat "$W/op.$p.line"): $(head -c 160 "$W/op.$p.out" | tr '\n' ' ')"
+			;;
 		esac
 		echo "$(op_kind "$(cat "$W/op.$p.line")") $res" >>"$W/results"
 		p=$((p + 1))
@@ -482,8 +570,10 @@ EOF
 # refusals_bounded: per kind of operation tried (moot ones aside) 4 times
 # or more, at least one was done and at most this many percent refused:
 #   25  softib's knobs and the module reloads: none expected;
-#   50  commands on an interface that exists (ip, ethtool, sysfs): another
-#       operation may move or delete it between the look-up and the command;
+#   50  commands on an interface or QP that exists (ip, ethtool, sysfs,
+#       softib's QP knobs): another operation may move or delete it, or
+#       fail the QP, between the look-up and the command; the removals and
+#       reloads, which race their batch's other operations;
 #   75  MTU writes (576 to 4092: above what the mode or the port allows)
 #       and children (a P_Key or a name taken, a parent going away);
 # and at most half of all the tries. Prints the table, then what is over.
@@ -491,7 +581,8 @@ refusals_bounded() {
 	awk -v min=4 '
 	function bound(k) {
 		if (k ~ /^(mtu|cchild|dchild|linkadd|linkdel)$/) return 75
-		if (k ~ /^(umcast|coal|mode|ifdown|netns|nflush)$/) return 50
+		if (k ~ /^(umcast|coal|mode|ifdown|netns|nflush|rdmaw|qpfatal|sidr|rmsoftib|rmipoib)$/)
+			return 50
 		return 25
 	}
 	function over(k, ok, bad, b,   t) {
@@ -515,9 +606,9 @@ refusals_bounded() {
 
 # --- setup ---
 check "load the IB core" load_ib_core || exit 0
-check "load softib (3 ports)" load_softib ndevs=3 || exit 0
+check "load softib ($NDEVS ports)" load_softib ndevs=$NDEVS || exit 0
 check "load $IPOIB_DRIVER ib_ipoib" load_ipoib || exit 0
-for ns in a b c x; do ip netns add "$ns"; done
+for ns in a b c d x; do ip netns add "$ns"; done
 check "hosts a, b, c" recover || { unload_all; exit 0; }
 check_wait "ping a -> b" $RECOVER_S pings a 192.0.2.2 || { unload_all; exit 0; }
 
@@ -543,14 +634,19 @@ while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
 		rnd 4
 		k=$((R + 1))
 		lines=
+		hv=0
 		j=1
 		while [ $j -le $k ]; do
 			draw_op
 			if [ $HEAVY = 1 ]; then
-				lines=$OP
+				[ $hv = 1 ] && continue	# one a batch
+				hv=1
 				heavy=$((heavy + 1))
+				lines="$lines$OP
+"
 				echo "$OPNAME" >>"$W/counts"
-				break
+				draw_companion
+				j=$((j + 1))
 			fi
 			lines="$lines$OP
 "
@@ -586,7 +682,8 @@ while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
 		{ bad="round $round: recovery: the interfaces did not come back"; break; }
 	tr1=$(($(_t_now_ds) - tr0))
 	tp=
-	for pair in "a 192.0.2.2" "b 192.0.2.1" "a 2001:db8::2" "b 2001:db8::1" "c 192.0.2.1" "a 192.0.2.3"; do
+	for pair in "a 192.0.2.2" "b 192.0.2.1" "a 2001:db8::2" "b 2001:db8::1" "c 192.0.2.1" \
+		"a 192.0.2.3" "d 192.0.2.3" "c 192.0.2.4"; do
 		# shellcheck disable=SC2086
 		if ! wait_for "$RECOVER_S" pings $pair; then
 			bad="round $round: no reply $pair within $RECOVER_S s"

@@ -81,8 +81,14 @@ expect "BTH opcode RC SEND_ONLY to no QP" drop_no_qp \
 	"$(wire 0 2 $LID 1 "$(bth 0x04 0 0xffff 0x123) $(zeros 32)")"
 expect "BTH opcode RC SEND_ONLY to QP1" drop_malformed \
 	"$(wire 0 2 $LID 1 "$(bth 0x04 0 0xffff 0x1) $(zeros 32)")"
-expect "BTH opcode RC RDMA WRITE ONLY (not carried)" drop_malformed \
+expect "BTH opcode RC RDMA WRITE ONLY to no QP" drop_no_qp \
 	"$(wire 0 2 $LID 1 "$(bth 0x0a 0 0xffff 0x123) $(zeros 32)")"
+expect "RC RDMA WRITE ONLY without room for its RETH" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth 0x0a 0 0xffff 0x123) $(zeros 12)")"
+expect "RC FETCH ADD without room for its AtomicETH" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth 0x14 0 0xffff 0x123) $(zeros 24)")"
+expect "BTH opcode RC RDMA READ RESPONSE ONLY (not carried)" drop_malformed \
+	"$(wire 0 2 $LID 1 "$(bth 0x10 0 0xffff 0x123) $(zeros 32)")"
 expect "BTH opcode 0xff" drop_malformed \
 	"$(wire 0 2 $LID 1 "$(bth 0xff 0 0xffff 0x123) $(deth $QKEY 0x48) $(zeros 32)")"
 expect "BTH TVer 1" drop_malformed \

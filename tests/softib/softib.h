@@ -119,6 +119,7 @@ enum softib_counter {
 	SOFTIB_CNT_RC_TIMEOUT,		/* requester ACK timeouts */
 	SOFTIB_CNT_RC_RETRY_EXC,	/* sends completed with a retry-exceeded error */
 	SOFTIB_CNT_RC_DROP,		/* RC packets dropped: bad source, opcode order */
+	SOFTIB_CNT_RC_ACCESS_ERR,	/* RDMA/atomic requests the QP does not allow (NAK) */
 	SOFTIB_CNT_SRQ_LIMIT,		/* SRQ limit events raised */
 	SOFTIB_CNT_LAST_WQE,		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	SOFTIB_CNT_DROP_PATH_MTU,	/* longer than a thin link on the way (path_mtu) */
@@ -145,12 +146,16 @@ struct softib_pkt {
 	u8 sl;
 	bool has_grh;
 	struct ib_grh grh;	/* as on the wire; valid if has_grh */
-	u8 opcode;		/* BTH opcode: UD SEND_ONLY(_WITH_IMMEDIATE), RC SEND_*, ACK */
+	u8 opcode;		/* BTH opcode (softib_wire.c: the ones carried) */
 	u16 pkey;		/* BTH P_Key */
 	u32 dqpn;		/* BTH, 24 bits */
 	u32 psn;		/* BTH, 24 bits (RC) */
 	bool ack_req;		/* BTH A bit (RC) */
 	u32 aeth;		/* AETH of an RC ACK: syndrome << 24 | MSN */
+	u64 va;			/* RETH or AtomicETH of an RC RDMA or atomic request */
+	u32 rkey;
+	u32 dma_len;		/* RETH */
+	u64 swap, compare;	/* AtomicETH (swap is the add data of FETCH ADD) */
 	u32 qkey;		/* DETH (UD) */
 	u32 sqpn;		/* DETH, 24 bits (UD); the sending QP's number (RC) */
 	__be32 imm;		/* if opcode is _WITH_IMMEDIATE */
@@ -487,8 +492,8 @@ void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr *attr, 
 		      struct ib_grh *grh);
 void softib_scatter(const struct softib_rwqe *wqe, u32 off, const void *src, u32 len);
 
-/* softib_rc.c: RC requester and responder, SRQs */
-extern bool softib_srq_enabled;		/* module parameter srq */
+/* softib_rc.c: RC requester and responder */
+extern bool softib_srq_enabled;		/* module parameter srq (softib_srq.c) */
 unsigned int softib_max_recv_sge(void);	/* module parameter recv_sge */
 int softib_rc_create(struct softib_qp *qp);
 void softib_rc_destroy(struct softib_qp *qp);
@@ -503,6 +508,11 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 			const struct ib_send_wr *wr);
 void softib_rc_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt);
 void softib_rc_query(struct softib_qp *qp, struct ib_qp_attr *attr);
+int softib_rc_peer_pkt(struct softib_dev *sdev, struct softib_qp *qp, struct softib_pkt *pkt);
+/* softib_srq.c: SRQs, and the receive WQE an RC responder takes */
+bool softib_take_rwqe(struct softib_dev *sdev, struct softib_qp *qp,
+		      struct softib_rwqe *wqe, bool *limit_event);
+void softib_srq_event(struct softib_srq *srq);
 int softib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init, struct ib_udata *udata);
 int softib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr, enum ib_srq_attr_mask mask,
 		      struct ib_udata *udata);
@@ -512,6 +522,8 @@ int softib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			 const struct ib_recv_wr **bad_wr);
 /* Knobs: QP_FATAL on qpn; DEVICE_FATAL (every QP to ERR). Sleepable. */
 int softib_qp_fatal(struct softib_dev *sdev, u32 qpn);
+/* raise an affiliated event on qp (no lock held) */
+void softib_qp_event(struct softib_qp *qp, enum ib_event_type type);
 void softib_dev_fatal(struct softib_dev *sdev);
 
 /* softib_offload.c: IB_SEND_IP_CSUM, IB_WR_LSO, IB_WC_IP_CSUM_OK */

@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <rdma/ib_pack.h>
 
 #include "softib.h"
 #include "softib_eth.h"
@@ -368,6 +369,44 @@ static int softib_qp_fatal_set(void *data, u64 val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(softib_qp_fatal_fops, NULL, softib_qp_fatal_set, "%llu\n");
 
+/*
+ * rc_rdma_write: write the QPN of an RC QP; its peer (the LID and PSN the
+ * QP expects) sends it a 64-byte RDMA WRITE ONLY, as any host on the
+ * partition could. A QP that did not allow remote writes refuses it
+ * (softib_rc.c: NAK, ERR, IB_EVENT_QP_ACCESS_ERR).
+ */
+#define SOFTIB_RDMA_WRITE_LEN	64
+
+static int softib_rc_rdma_write_set(void *data, u64 val)
+{
+	struct softib_dev *sdev = data;
+	struct softib_pkt *pkt;
+	struct softib_qp *qp;
+	int err;
+
+	if (val > 0xffffff)
+		return -EINVAL;
+	pkt = softib_pkt_alloc(SOFTIB_RDMA_WRITE_LEN, GFP_KERNEL);
+	if (!pkt)
+		return -ENOMEM;
+	rcu_read_lock();
+	qp = softib_qp_find(sdev, val);
+	err = qp ? softib_rc_peer_pkt(sdev, qp, pkt) : -ENOENT;
+	rcu_read_unlock();
+	if (!err) {
+		pkt->opcode = IB_OPCODE_RC_RDMA_WRITE_ONLY;
+		pkt->ack_req = true;
+		pkt->va = 0x10000;
+		pkt->rkey = 0x1234;
+		pkt->dma_len = SOFTIB_RDMA_WRITE_LEN;
+		memset(pkt->data, 0x5a, SOFTIB_RDMA_WRITE_LEN);
+		softib_rx(sdev, pkt);
+	}
+	softib_pkt_free(pkt);
+	return err;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(softib_rc_rdma_write_fops, NULL, softib_rc_rdma_write_set, "%llu\n");
+
 /* dev_fatal: write 1; IB_EVENT_DEVICE_FATAL, every QP to ERR */
 static int softib_dev_fatal_set(void *data, u64 val)
 {
@@ -407,6 +446,7 @@ void softib_debugfs_dev_add(struct softib_dev *sdev)
 	/* packets waiting to leave (a snapshot, read without txq_lock) */
 	debugfs_create_u32("txq_len", 0400, dir, &sdev->txq_len);
 	debugfs_create_file_unsafe("qp_fatal", 0200, dir, sdev, &softib_qp_fatal_fops);
+	debugfs_create_file_unsafe("rc_rdma_write", 0200, dir, sdev, &softib_rc_rdma_write_fops);
 	if (sdev->port_num != 1)
 		return;
 	/* the HCA's own (CQs and fatal errors are not per port): port 1's directory */

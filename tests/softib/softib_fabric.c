@@ -73,6 +73,7 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_RC_TIMEOUT] = "rc_timeout",
 	[SOFTIB_CNT_RC_RETRY_EXC] = "rc_retry_exc",
 	[SOFTIB_CNT_RC_DROP] = "rc_drop",
+	[SOFTIB_CNT_RC_ACCESS_ERR] = "rc_access_err",
 	[SOFTIB_CNT_DROP_PATH_MTU] = "drop_path_mtu",
 	[SOFTIB_CNT_SRQ_LIMIT] = "srq_limit",
 	[SOFTIB_CNT_LAST_WQE] = "last_wqe",

@@ -369,7 +369,7 @@ void softib_qp_to_err(struct softib_qp *qp)
 		softib_qp_err_finish(qp);
 }
 
-static void softib_qp_event(struct softib_qp *qp, enum ib_event_type type)
+void softib_qp_event(struct softib_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,

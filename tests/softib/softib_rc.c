@@ -27,7 +27,9 @@
  * Everything of one QP happens under qp->lock; packets leave through the
  * device's queue like UD ones, so the fabric's faults (loss, duplication,
  * reordering, corruption) apply to RC too. RDMA READ/WRITE and atomics are
- * refused at post time with -EINVAL.
+ * refused at post time with -EINVAL, and as a responder with a remote
+ * access error (softib_rc_refuse_rdma()). Receive queues and SRQs:
+ * softib_srq.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -40,10 +42,6 @@
 #include <rdma/ib_verbs.h>
 
 #include "softib.h"
-
-bool softib_srq_enabled = true;
-module_param_named(srq, softib_srq_enabled, bool, 0444);
-MODULE_PARM_DESC(srq, "Offer shared receive queues (default on; off: ULPs use per-QP receive queues)");
 
 /* AETH syndromes (IBA 9.7.5.2.8) */
 #define SOFTIB_AETH_ACK		0x00	/* 000 + credit count (not used: no end-to-end credits) */
@@ -464,36 +462,6 @@ out:
 		softib_qp_err_finish(qp);
 }
 
-/* Take a receive WQE for a new message; caller holds qp->lock. */
-static bool softib_rc_take_wqe(struct softib_dev *sdev, struct softib_qp *qp,
-			       struct softib_rwqe *wqe, bool *limit_event)
-{
-	struct softib_srq *srq = qp->srq;
-
-	if (!srq) {
-		if (!qp->rq_count || atomic_add_unless(&sdev->rx_starve, -1, 0))
-			return false;
-		*wqe = qp->rq[qp->rq_head];
-		qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
-		qp->rq_count--;
-		return true;
-	}
-	spin_lock(&srq->lock);
-	if (!srq->count || atomic_add_unless(&sdev->rx_starve, -1, 0)) {
-		spin_unlock(&srq->lock);
-		return false;
-	}
-	*wqe = srq->rq[srq->head];
-	srq->head = (srq->head + 1) % srq->size;
-	srq->count--;
-	if (srq->limit && srq->count < srq->limit) {
-		srq->limit = 0;		/* one event, until armed again */
-		*limit_event = true;
-	}
-	spin_unlock(&srq->lock);
-	return true;
-}
-
 static void softib_rc_complete_rx(struct softib_qp *qp, const struct softib_pkt *pkt,
 				  enum ib_wc_status status)
 {
@@ -520,9 +488,40 @@ static void softib_rc_complete_rx(struct softib_qp *qp, const struct softib_pkt 
 	softib_cq_push(to_scq(qp->ibqp.recv_cq), &wc, false);
 }
 
-/* Responder: a data packet. Returns true if the QP went to ERR. */
+/*
+ * Responder: the first packet of an RDMA or atomic request, in sequence and
+ * between messages. An HCA checks the QP's access flags, then the R_Key
+ * against its memory regions; softib has no region open to remote access
+ * (nothing of softib's asks for one), so every such request fails one check
+ * or the other: a remote access error NAK, the QP to ERR and the local
+ * access violation event (IBA 9.7.5.2.8, 11.6.3.1), as a ConnectX does.
+ * (ib_cm's INIT attributes allow remote writes on every connected QP, so
+ * the R_Key is what refuses them there. Zero-length requests, which skip
+ * the R_Key check on hardware, are refused too.) The caller raises the
+ * event; the QP is in ERR.
+ */
+static void softib_rc_refuse_rdma(struct softib_dev *sdev, struct softib_qp *qp,
+				  const struct softib_pkt *pkt)
+{
+	softib_count(sdev, SOFTIB_CNT_RC_ACCESS_ERR);
+	softib_rc_send_ack(sdev, qp, SOFTIB_AETH_NAK_ACC, pkt->psn);
+	softib_qp_err_locked(qp);
+}
+
+static bool softib_rc_rdma_first(u8 op)
+{
+	return op == IB_OPCODE_RC_RDMA_WRITE_FIRST || op == IB_OPCODE_RC_RDMA_WRITE_ONLY ||
+	       op == IB_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE ||
+	       op == IB_OPCODE_RC_RDMA_READ_REQUEST || op == IB_OPCODE_RC_COMPARE_SWAP ||
+	       op == IB_OPCODE_RC_FETCH_ADD;
+}
+
+/*
+ * Responder: a data packet. Returns true if the QP went to ERR; *event is
+ * then the affiliated event to raise, or -1 for none.
+ */
 static bool softib_rc_data(struct softib_dev *sdev, struct softib_qp *qp,
-			   const struct softib_pkt *pkt, bool *limit_event)
+			   const struct softib_pkt *pkt, bool *limit_event, int *event)
 {
 	struct softib_rc *rc = qp->rc;
 	s32 d = softib_psn_diff(pkt->psn, rc->epsn);
@@ -545,22 +544,28 @@ static bool softib_rc_data(struct softib_dev *sdev, struct softib_qp *qp,
 	}
 	rc->nak_sent = false;
 
+	if (!rc->in_msg && softib_rc_rdma_first(op)) {
+		softib_rc_refuse_rdma(sdev, qp, pkt);
+		*event = IB_EVENT_QP_ACCESS_ERR;
+		return true;
+	}
 	first = op == IB_OPCODE_RC_SEND_FIRST || op == IB_OPCODE_RC_SEND_ONLY ||
 		op == IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE;
 	last = op == IB_OPCODE_RC_SEND_LAST || op == IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE ||
 	       op == IB_OPCODE_RC_SEND_ONLY || op == IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE;
 	if (op > IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE || first == rc->in_msg ||
 	    (!last && pkt->len != softib_rc_mtu(sdev, rc)) || pkt->len > softib_rc_mtu(sdev, rc)) {
-		/* out of order opcode, a short middle packet, RDMA or atomics */
+		/* out of order opcode, a short middle packet, RDMA inside a SEND */
 		softib_count(sdev, SOFTIB_CNT_RC_DROP);
 		softib_rc_send_ack(sdev, qp, SOFTIB_AETH_NAK_INV, pkt->psn);
 		if (rc->in_msg)
 			softib_rc_complete_rx(qp, pkt, IB_WC_REM_INV_REQ_ERR);
 		softib_qp_err_locked(qp);
+		*event = IB_EVENT_QP_REQ_ERR;
 		return true;
 	}
 	if (first) {
-		if (!softib_rc_take_wqe(sdev, qp, &rc->wqe, limit_event)) {
+		if (!softib_take_rwqe(sdev, qp, &rc->wqe, limit_event)) {
 			softib_rc_send_ack(sdev, qp, SOFTIB_AETH_RNR | (rc->min_rnr_timer & 0x1f),
 					   pkt->psn);
 			return false;
@@ -594,25 +599,13 @@ static bool softib_rc_data(struct softib_dev *sdev, struct softib_qp *qp,
 	return false;
 }
 
-static void softib_srq_event(struct softib_srq *srq)
-{
-	struct ib_event ev = {
-		.device = srq->ibsrq.device,
-		.element.srq = &srq->ibsrq,
-		.event = IB_EVENT_SRQ_LIMIT_REACHED,
-	};
-
-	softib_count(to_sdev(srq->ibsrq.device), SOFTIB_CNT_SRQ_LIMIT);
-	if (srq->ibsrq.event_handler)
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
-}
-
 void softib_rc_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct softib_pkt *pkt)
 {
 	struct softib_rc *rc = qp->rc;
 	bool limit_event = false, err = false;
 	enum ib_qp_state state;
 	unsigned long flags;
+	int event = -1;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	state = qp->state;
@@ -632,13 +625,48 @@ void softib_rc_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 			err = softib_rc_ack(sdev, qp, pkt);
 		goto out;
 	}
-	err = softib_rc_data(sdev, qp, pkt, &limit_event);
+	err = softib_rc_data(sdev, qp, pkt, &limit_event, &event);
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (limit_event)
 		softib_srq_event(qp->srq);
 	if (err)
 		softib_qp_err_finish(qp);
+	if (event >= 0)
+		softib_qp_event(qp, event);
+}
+
+/**
+ * softib_rc_peer_pkt - a packet as an RC QP's peer would send it next
+ * @sdev: the port the QP is on
+ * @qp: an RC QP
+ * @pkt: filled in: LIDs, SL, P_Key, DQPN and the PSN the QP expects
+ *
+ * For the rc_rdma_write knob: a well-formed request from the one port the
+ * QP listens to.
+ *
+ * Return: 0, or -EINVAL if @qp is not an RC QP able to receive (RTR, RTS).
+ */
+int softib_rc_peer_pkt(struct softib_dev *sdev, struct softib_qp *qp, struct softib_pkt *pkt)
+{
+	unsigned long flags;
+	int err = 0;
+
+	if (!qp->rc)
+		return -EINVAL;
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS) {
+		err = -EINVAL;
+	} else {
+		pkt->slid = rdma_ah_get_dlid(&qp->rc->ah);
+		pkt->sl = rdma_ah_get_sl(&qp->rc->ah);
+		pkt->pkey = READ_ONCE(sdev->pkeys[READ_ONCE(qp->pkey_index)]);
+		pkt->psn = qp->rc->epsn;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	pkt->dlid = READ_ONCE(sdev->lid);
+	pkt->dqpn = qp->ibqp.qp_num;
+	return err;
 }
 
 int softib_rc_modify(struct softib_qp *qp, const struct ib_qp_attr *attr, int mask,
@@ -789,101 +817,4 @@ void softib_rc_destroy(struct softib_qp *qp)
 	softib_rc_free_msgs(rc);
 	kfree(rc);
 	qp->rc = NULL;
-}
-
-/* Shared receive queues */
-
-int softib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
-		      struct ib_udata *udata)
-{
-	struct softib_srq *srq = to_ssrq(ibsrq);
-
-	if (udata || !softib_srq_enabled || init->srq_type != IB_SRQT_BASIC)
-		return -EOPNOTSUPP;
-	if (!init->attr.max_wr || init->attr.max_wr > SOFTIB_MAX_QP_WR ||
-	    init->attr.max_sge > softib_max_recv_sge() || init->attr.srq_limit >= init->attr.max_wr)
-		return -EINVAL;
-	spin_lock_init(&srq->lock);
-	srq->size = init->attr.max_wr;
-	srq->max_sge = max_t(u32, init->attr.max_sge, 1);
-	srq->limit = init->attr.srq_limit;
-	srq->rq = kvcalloc(srq->size, sizeof(*srq->rq), GFP_KERNEL);
-	if (!srq->rq)
-		return -ENOMEM;
-	init->attr.max_sge = srq->max_sge;
-	return 0;
-}
-
-int softib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr, enum ib_srq_attr_mask mask,
-		      struct ib_udata *udata)
-{
-	struct softib_srq *srq = to_ssrq(ibsrq);
-	unsigned long flags;
-	int err = 0;
-
-	if (udata)
-		return -EOPNOTSUPP;
-	/* no IB_DEVICE_SRQ_RESIZE */
-	if (mask & IB_SRQ_MAX_WR)
-		return -EINVAL;
-	if (!(mask & IB_SRQ_LIMIT))
-		return 0;
-	spin_lock_irqsave(&srq->lock, flags);
-	if (attr->srq_limit >= srq->size)
-		err = -EINVAL;
-	else
-		srq->limit = attr->srq_limit;	/* arms the limit event */
-	spin_unlock_irqrestore(&srq->lock, flags);
-	return err;
-}
-
-int softib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
-{
-	struct softib_srq *srq = to_ssrq(ibsrq);
-
-	attr->max_wr = srq->size;
-	attr->max_sge = srq->max_sge;
-	attr->srq_limit = READ_ONCE(srq->limit);
-	return 0;
-}
-
-int softib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
-{
-	struct softib_srq *srq = to_ssrq(ibsrq);
-
-	/* the core refuses while a QP still uses it */
-	kvfree(srq->rq);
-	srq->rq = NULL;
-	return 0;
-}
-
-int softib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-			 const struct ib_recv_wr **bad_wr)
-{
-	struct softib_srq *srq = to_ssrq(ibsrq);
-	struct softib_rwqe *wqe;
-	unsigned long flags;
-	int err = 0;
-
-	spin_lock_irqsave(&srq->lock, flags);
-	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > srq->max_sge) {
-			err = -EINVAL;
-			break;
-		}
-		if (srq->count == srq->size) {
-			err = -ENOMEM;
-			break;
-		}
-		wqe = &srq->rq[srq->tail];
-		wqe->wr_id = wr->wr_id;
-		wqe->num_sge = wr->num_sge;
-		memcpy(wqe->sge, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
-		srq->tail = (srq->tail + 1) % srq->size;
-		srq->count++;
-	}
-	spin_unlock_irqrestore(&srq->lock, flags);
-	if (err)
-		*bad_wr = wr;
-	return err;
 }

@@ -4,12 +4,18 @@
  * accepted by the per-device "inject" debugfs knob.
  *
  *   UD:  LRH (8) [GRH (40)] BTH (12) DETH (8) [ImmDt (4)] payload pad ICRC (4)
- *   RC:  LRH (8) [GRH (40)] BTH (12) [AETH (4)] [ImmDt (4)] payload pad ICRC (4)
+ *   RC:  LRH (8) [GRH (40)] BTH (12) [RETH (16) | AtomicETH (28) | AETH (4)]
+ *        [ImmDt (4)] payload pad ICRC (4)
  *
  * Carried: UD SEND_ONLY and SEND_ONLY_WITH_IMMEDIATE (UD, GSI and SMI
  * QPs); RC SEND_FIRST/MIDDLE/LAST/ONLY (with immediate on LAST and ONLY)
- * with the PSN and AckReq bit in the BTH, and RC ACKNOWLEDGE with its
- * AETH (syndrome, MSN).  The ICRC is a plain CRC-32 (the Ethernet/zlib one) over every
+ * with the PSN and AckReq bit in the BTH, RC ACKNOWLEDGE with its
+ * AETH (syndrome, MSN), and the RC requests a peer may aim at a QP that
+ * never asked for them (RDMA WRITE FIRST/MIDDLE/LAST/ONLY, with immediate,
+ * and RDMA READ REQUEST with their RETH; COMPARE SWAP and FETCH ADD with
+ * their AtomicETH): the responder refuses them (softib_rc.c). Read
+ * responses and atomic acknowledgements are not carried: softib never
+ * asks for either.  The ICRC is a plain CRC-32 (the Ethernet/zlib one) over every
  * byte before it, stored little-endian; unlike a real HCA no field is
  * masked, which is enough to detect corruption on the simulated wire.
  *
@@ -53,6 +59,8 @@
 
 #define SOFTIB_IMM_BYTES	4
 #define SOFTIB_AETH_BYTES	4
+#define SOFTIB_RETH_BYTES	16
+#define SOFTIB_ATOMETH_BYTES	28
 #define SOFTIB_BTH_ACKREQ	BIT(31)
 #define SOFTIB_PSN_MASK		0xffffff
 
@@ -60,7 +68,23 @@ static bool softib_wire_has_imm(u8 opcode)
 {
 	return opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE ||
 	       opcode == IB_OPCODE_RC_SEND_LAST_WITH_IMMEDIATE ||
-	       opcode == IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE;
+	       opcode == IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE ||
+	       opcode == IB_OPCODE_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE ||
+	       opcode == IB_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+}
+
+/* the RC requests with a RETH: the first packet of an RDMA WRITE, a READ */
+static bool softib_wire_has_reth(u8 opcode)
+{
+	return opcode == IB_OPCODE_RC_RDMA_WRITE_FIRST ||
+	       opcode == IB_OPCODE_RC_RDMA_WRITE_ONLY ||
+	       opcode == IB_OPCODE_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE ||
+	       opcode == IB_OPCODE_RC_RDMA_READ_REQUEST;
+}
+
+static bool softib_wire_is_atomic(u8 opcode)
+{
+	return opcode == IB_OPCODE_RC_COMPARE_SWAP || opcode == IB_OPCODE_RC_FETCH_ADD;
 }
 
 /* the opcodes carried (see the top of this file) */
@@ -68,8 +92,8 @@ static bool softib_wire_opcode_ok(u8 opcode)
 {
 	return opcode == IB_OPCODE_UD_SEND_ONLY ||
 	       opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE ||
-	       opcode <= IB_OPCODE_RC_SEND_ONLY_WITH_IMMEDIATE ||
-	       opcode == IB_OPCODE_RC_ACKNOWLEDGE;
+	       opcode <= IB_OPCODE_RC_RDMA_READ_REQUEST ||
+	       opcode == IB_OPCODE_RC_ACKNOWLEDGE || softib_wire_is_atomic(opcode);
 }
 
 static size_t softib_wire_hdr_len(bool has_grh, u8 opcode)
@@ -79,6 +103,8 @@ static size_t softib_wire_hdr_len(bool has_grh, u8 opcode)
 	return IB_LRH_BYTES + (has_grh ? IB_GRH_BYTES : 0) + IB_BTH_BYTES +
 	       (rc ? 0 : IB_DETH_BYTES) +
 	       (opcode == IB_OPCODE_RC_ACKNOWLEDGE ? SOFTIB_AETH_BYTES : 0) +
+	       (softib_wire_has_reth(opcode) ? SOFTIB_RETH_BYTES : 0) +
+	       (softib_wire_is_atomic(opcode) ? SOFTIB_ATOMETH_BYTES : 0) +
 	       (softib_wire_has_imm(opcode) ? SOFTIB_IMM_BYTES : 0);
 }
 
@@ -171,6 +197,19 @@ void softib_wire_build(const struct softib_pkt *pkt, u8 *buf)
 		/* AETH: syndrome | MSN */
 		put_unaligned_be32(pkt->aeth, p);
 		p += SOFTIB_AETH_BYTES;
+	} else if (softib_wire_has_reth(pkt->opcode)) {
+		/* RETH: VA, R_Key, DMA length */
+		put_unaligned_be64(pkt->va, p);
+		put_unaligned_be32(pkt->rkey, p + 8);
+		put_unaligned_be32(pkt->dma_len, p + 12);
+		p += SOFTIB_RETH_BYTES;
+	} else if (softib_wire_is_atomic(pkt->opcode)) {
+		/* AtomicETH: VA, R_Key, swap (add) data, compare data */
+		put_unaligned_be64(pkt->va, p);
+		put_unaligned_be32(pkt->rkey, p + 8);
+		put_unaligned_be64(pkt->swap, p + 12);
+		put_unaligned_be64(pkt->compare, p + 20);
+		p += SOFTIB_ATOMETH_BYTES;
 	}
 
 	if (softib_wire_has_imm(pkt->opcode)) {
@@ -221,6 +260,8 @@ int softib_wire_parse(const u8 *buf, size_t len, struct softib_pkt **out,
 		      enum softib_counter *why)
 {
 	u32 pktlen, dqpn, sqpn = 0, qkey = 0, pad, plen, psn_a, aeth = 0;
+	u32 rkey = 0, dma_len = 0;
+	u64 va = 0, swap = 0, compare = 0;
 	bool has_grh, has_imm, rc;
 	struct softib_pkt *pkt;
 	u16 dlid, slid, pkey;
@@ -302,6 +343,17 @@ int softib_wire_parse(const u8 *buf, size_t len, struct softib_pkt **out,
 	} else if (opcode == IB_OPCODE_RC_ACKNOWLEDGE) {
 		aeth = get_unaligned_be32(p);
 		p += SOFTIB_AETH_BYTES;
+	} else if (softib_wire_has_reth(opcode)) {
+		va = get_unaligned_be64(p);
+		rkey = get_unaligned_be32(p + 8);
+		dma_len = get_unaligned_be32(p + 12);
+		p += SOFTIB_RETH_BYTES;
+	} else if (softib_wire_is_atomic(opcode)) {
+		va = get_unaligned_be64(p);
+		rkey = get_unaligned_be32(p + 8);
+		swap = get_unaligned_be64(p + 12);
+		compare = get_unaligned_be64(p + 20);
+		p += SOFTIB_ATOMETH_BYTES;
 	}
 	plen = len - hdr - IB_ICRC_BYTES;	/* payload + pad */
 	if (pad > plen)
@@ -332,6 +384,11 @@ int softib_wire_parse(const u8 *buf, size_t len, struct softib_pkt **out,
 		pkt->psn = psn_a & SOFTIB_PSN_MASK;
 		pkt->ack_req = psn_a & SOFTIB_BTH_ACKREQ;
 		pkt->aeth = aeth;
+		pkt->va = va;
+		pkt->rkey = rkey;
+		pkt->dma_len = dma_len;
+		pkt->swap = swap;
+		pkt->compare = compare;
 	}
 	if (has_imm) {
 		memcpy(&pkt->imm, p, SOFTIB_IMM_BYTES);
