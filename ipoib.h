@@ -26,8 +26,8 @@
  * cm->work_mutex (ipoib_cm.c) is held across synchronize_net(),
  * ib_destroy_cm_id() and a flush wait, under op_mutex when
  * ipoib_cm_stop() runs the work inline: our ib_cm handlers take none of
- * 1, 2 or work_mutex. The lockless reads of priv->qp, qkey, bcast_rec and
- * local_gid, and tx->tail's second writer, are argued in
+ * 1, 2 or work_mutex. The lockless reads of priv->qp, qkey, bcast_rec,
+ * local_gid and gid_index, and tx->tail's second writer, are argued in
  * Documentation/design.rst ("What the table does not show").
  *
  * A path's SA query is started under 6 (from xmit, so also under 4): only
@@ -367,6 +367,7 @@ struct ipoib_dev_priv {
 	u16 pkey;			/* with the full-member bit */
 	u16 pkey_index;
 	u16 local_lid;
+	u16 gid_index;			/* of local_gid: 0, or an alias GUID's */
 	union ib_gid local_gid;
 	u32 qkey;			/* from the broadcast group */
 	u32 mcast_mtu;			/* broadcast group MTU - 4 */
@@ -536,9 +537,12 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 		   u16 pkey);
 void ipoib_dev_cleanup(struct ipoib_dev_priv *priv);
 void ipoib_dev_free(struct ipoib_dev_priv *priv);
+
+/* ipoib_addr.c */
 void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr);
 void ipoib_addr_changed(struct ipoib_dev_priv *priv);
 void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier);
+int ipoib_set_mac_address(struct net_device *dev, void *p);
 
 /* ipoib_netdev.c */
 extern const struct header_ops ipoib_header_ops;

@@ -195,6 +195,7 @@ static int ipoib_child_add(struct ipoib_dev_priv *ppriv, struct net_device *dev,
 	ASSERT_RTNL();
 	priv->parent = ppriv;
 	priv->kind = kind;
+	priv->gid_index = ppriv->gid_index;	/* the parent's GUID */
 	ret = ipoib_dev_init(dev, ppriv->ca, ppriv->port, pkey);
 	if (ret)
 		return ret;

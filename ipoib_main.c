@@ -104,14 +104,22 @@ int ipoib_query_port(struct ipoib_dev_priv *priv)
 	else
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
 
-	ret = rdma_query_gid(priv->ca, priv->port, 0, &gid);
+	ret = rdma_query_gid(priv->ca, priv->port, priv->gid_index, &gid);
+	if (ret && priv->gid_index) {
+		/* the alias GUID the administrator chose is gone */
+		netdev_warn(priv->dev, "GID index %u is gone: back to the port GID\n",
+			    priv->gid_index);
+		WRITE_ONCE(priv->gid_index, 0);
+		ret = rdma_query_gid(priv->ca, priv->port, 0, &gid);
+	}
 	if (ret)
 		return ret;
 	if (memcmp(&gid, &priv->local_gid, sizeof(gid)) &&
 	    !ipv6_addr_any((struct in6_addr *)priv->local_gid.raw)) {
 		/*
-		 * The SM gave the subnet another prefix: our hardware address
-		 * changes with it. The carrier work publishes it and, with the
+		 * The SM gave the subnet another prefix, or the administrator
+		 * another GUID (ipoib_set_mac_address() on the parent): our
+		 * hardware address changes with it. The carrier work publishes it and, with the
 		 * carrier, tells the peers; the resync rejoins and asks for
 		 * the paths again under the new source GID.
 		 */
@@ -316,100 +324,6 @@ out:
 	mutex_unlock(&priv->op_mutex);
 }
 
-/* Our hardware address: flags, QPN, port GID (RFC 4391 section 9.1.1). */
-void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr)
-{
-	u32 qpn = priv->qp ? priv->qp->qp_num : 0;
-
-	/* RC: we listen for connections (ipoib_cm_start); never UC */
-	addr[0] = rcu_access_pointer(priv->cm) ? IPOIB_HW_RC : 0;
-	addr[1] = qpn >> 16;
-	addr[2] = qpn >> 8;
-	addr[3] = qpn;
-	memcpy(addr + 4, priv->local_gid.raw, sizeof(union ib_gid));
-}
-
-/*
- * The announcement of a new address is sent twice more, 2 s apart: when the
- * whole subnet changes prefix, a peer may be between leaving and joining
- * the broadcast group again (detached) as the first one goes out. Under
- * rtnl, from the carrier work.
- */
-#define IPOIB_NOTIFY_REPEAT	2
-#define IPOIB_NOTIFY_GAP	(2 * HZ)
-
-static void ipoib_notify_again(struct ipoib_dev_priv *priv, bool carrier)
-{
-	if (!priv->notify_left)
-		return;
-	if (!carrier) {
-		priv->notify_left = 0;
-		return;
-	}
-	if (time_before(jiffies, priv->notify_next)) {
-		queue_delayed_work(priv->wq, &priv->carrier_work,
-				   priv->notify_next - jiffies);
-		return;
-	}
-	__netdev_notify_peers(priv->dev);
-	priv->notify_next = jiffies + IPOIB_NOTIFY_GAP;
-	if (--priv->notify_left)
-		queue_delayed_work(priv->wq, &priv->carrier_work,
-				   IPOIB_NOTIFY_GAP);
-}
-
-/*
- * Our hardware address changes (a new QPN, a new port GID): the carrier
- * work publishes it. Caller holds op_mutex.
- */
-void ipoib_addr_changed(struct ipoib_dev_priv *priv)
-{
-	lockdep_assert_held(&priv->op_mutex);
-	WRITE_ONCE(priv->addr_changed_at, jiffies);
-	set_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags);
-}
-
-/*
- * After ipoib_addr_changed(): put the new address in dev_addr and tell the
- * stack, then, once the broadcast group is joined again (under the new QP
- * or GID) with the carrier on, the peers (gratuitous ARP and unsolicited
- * NA replace our old address in their neighbour tables; sent before the
- * rejoin they could miss peers that are rejoining too). Called with rtnl
- * held by the carrier work, which runs again when the join completes.
- */
-void ipoib_publish_addr(struct ipoib_dev_priv *priv, bool carrier)
-{
-	struct net_device *dev = priv->dev;
-	u8 addr[INFINIBAND_ALEN];
-	bool flags_only = false;
-
-	ASSERT_RTNL();
-	if (!test_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags)) {
-		ipoib_notify_again(priv, carrier);
-		return;
-	}
-	mutex_lock(&priv->op_mutex);
-	ipoib_build_hw_addr(priv, addr);
-	mutex_unlock(&priv->op_mutex);
-	if (memcmp(dev->dev_addr, addr, INFINIBAND_ALEN)) {
-		/* the RC flag alone (mode switch): the groups are as they were */
-		flags_only = !memcmp(dev->dev_addr + 1, addr + 1,
-				     INFINIBAND_ALEN - 1);
-		dev_addr_set(dev, addr);
-		call_netdevice_notifiers(NETDEV_CHANGEADDR, dev);
-	}
-	if (carrier &&
-	    (flags_only ||
-	     ipoib_mcast_bcast_joined_since(priv, READ_ONCE(priv->addr_changed_at))) &&
-	    test_and_clear_bit(IPOIB_FLAG_ADDR_CHANGED, &priv->flags)) {
-		__netdev_notify_peers(dev);
-		priv->notify_left = IPOIB_NOTIFY_REPEAT;
-		priv->notify_next = jiffies + IPOIB_NOTIFY_GAP;
-		queue_delayed_work(priv->wq, &priv->carrier_work,
-				   IPOIB_NOTIFY_GAP);
-	}
-}
-
 void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb)
 {
 	skb->dev = priv->dev;
@@ -562,6 +476,7 @@ const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_get_stats64	= ipoib_get_stats64,
 	.ndo_neigh_destroy	= ipoib_neigh_destroy,
 	.ndo_get_iflink		= ipoib_child_get_iflink,
+	.ndo_set_mac_address	= ipoib_set_mac_address,
 };
 
 /*

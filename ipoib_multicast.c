@@ -374,8 +374,10 @@ static int ipoib_mcast_make_ah(struct ipoib_dev_priv *priv,
 	rdma_ah_set_sl(&attr, rec->sl);
 	rdma_ah_set_port_num(&attr, priv->port);
 	rdma_ah_set_static_rate(&attr, rec->rate);
-	rdma_ah_set_grh(&attr, &rec->mgid, be32_to_cpu(rec->flow_label), 0,
-			rec->hop_limit, rec->traffic_class);
+	/* our GID, the port's or the alias GUID's (ipoib_set_mac_address()) */
+	rdma_ah_set_grh(&attr, &rec->mgid, be32_to_cpu(rec->flow_label),
+			READ_ONCE(priv->gid_index), rec->hop_limit,
+			rec->traffic_class);
 	ah = ipoib_ah_create(priv, &attr);
 	if (IS_ERR(ah))
 		return PTR_ERR(ah);

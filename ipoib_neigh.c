@@ -177,11 +177,11 @@ void ipoib_neigh_gc(struct work_struct *work)
 	/*
 	 * The IB core keeps an IB port's GID_CHANGE to itself: its cache
 	 * takes the event and tells no client (cache.c, 6.1 and 6.12; only
-	 * RoCE GID table changes reach clients). So look at GID 0 here too:
+	 * RoCE GID table changes reach clients). So look at our GID here too:
 	 * a new subnet prefix is noticed within IPOIB_GC_INTERVAL. An unlocked
 	 * look: the resync compares again under op_mutex.
 	 */
-	if (!rdma_query_gid(priv->ca, priv->port, 0, &gid) &&
+	if (!rdma_query_gid(priv->ca, priv->port, READ_ONCE(priv->gid_index), &gid) &&
 	    memcmp(&gid, &priv->local_gid, sizeof(gid)))
 		ipoib_queue_resync(priv, IPOIB_RESYNC_GID);
 

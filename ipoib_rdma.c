@@ -29,6 +29,7 @@
 
 struct ipoib_rdma_match {
 	u16 pkey;
+	const union ib_gid *gid;	/* NULL: any */
 	const struct sockaddr *addr;	/* NULL: match on the P_Key only */
 	struct net_device *found;	/* the first match, held */
 	unsigned int count;
@@ -105,6 +106,15 @@ static void ipoib_rdma_try(struct ipoib_dev_priv *priv,
 
 	if ((READ_ONCE(priv->pkey) ^ m->pkey) & IPOIB_PKEY_BASE_MASK)
 		return;
+	/*
+	 * An interface answers for its own GID (an alias GUID's, if set:
+	 * ipoib_set_mac_address()), as in the in-tree driver. Read without
+	 * op_mutex: it changes only while the interface is down (its
+	 * children: at their resync), and a request racing that change
+	 * would find no interface, as it would a moment later anyway.
+	 */
+	if (m->gid && memcmp(m->gid, &priv->local_gid, sizeof(*m->gid)))
+		return;
 	dev = ipoib_rdma_dev(priv, m);
 	if (!dev)
 		return;
@@ -138,7 +148,7 @@ struct net_device *ipoib_get_net_dev_by_params(struct ib_device *ca, u32 port,
 					       void *client_data)
 {
 	struct ipoib_ca *ipca = client_data;
-	struct ipoib_rdma_match m = { .pkey = pkey };
+	struct ipoib_rdma_match m = { .pkey = pkey, .gid = gid };
 	const struct ib_gid_attr *attr;
 	u16 index;
 

@@ -53,7 +53,7 @@ struct dentry;
 struct net_device;
 
 #define SOFTIB_PKEY_TBL_LEN	16
-#define SOFTIB_GID_TBL_LEN	1
+#define SOFTIB_MAX_ALIAS_GUIDS	7	/* GID indexes 1..7 (module parameter alias_guids) */
 #define SOFTIB_MAX_RECV_SGE	16	/* IPoIB CM posts 64 KiB as 16 SGEs */
 #define SOFTIB_MAX_SEND_SGE	32
 #define SOFTIB_MAX_QP_WR	16384
@@ -436,6 +436,33 @@ void softib_dev_set_mtu(struct softib_dev *sdev, enum ib_mtu mtu);
 u64 softib_subnet_prefix(void);	/* the embedded SM's GID prefix */
 void softib_set_subnet_prefix(u64 prefix);	/* ... and GID_CHANGE everywhere */
 u64 softib_gid_prefix(struct softib_dev *sdev);	/* this port's GID prefix */
+/*
+ * GUIDs: index 0 is the port GUID, 1..alias_guids the alias GUIDs an SM
+ * assigns (SR-IOV VFs, ip link set ibX address): the port GUID with
+ * index << 24 or'ed in, which no port GUID has (SOFTIB_GUID_BASE | LID).
+ */
+extern unsigned int softib_alias_guids;
+static inline u32 softib_gid_tbl_len(void)
+{
+	return 1 + softib_alias_guids;
+}
+
+static inline u64 softib_port_guid(const struct softib_dev *sdev, u32 index)
+{
+	return sdev->guid | (u64)index << 24;
+}
+
+/* the GID index of @guid on the port, or -1 */
+static inline int softib_guid_index(const struct softib_dev *sdev, __be64 guid)
+{
+	u32 i;
+
+	for (i = 0; i < softib_gid_tbl_len(); i++)
+		if (cpu_to_be64(softib_port_guid(sdev, i)) == guid)
+			return i;
+	return -1;
+}
+
 void softib_sm_restart(void);		/* SA forgets groups, then rereg everywhere */
 void softib_dispatch_port_event(struct softib_dev *sdev, enum ib_event_type type);
 int softib_pkey_find(struct softib_dev *sdev, u16 pkey);	/* index or -1 */

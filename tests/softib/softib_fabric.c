@@ -152,11 +152,11 @@ int softib_fabric_min_mtu(void)
 	return mtu;
 }
 
-/* Is @gid the port's GID (every index of its table holds GID 0)? */
+/* Is @gid one of the port's GIDs (its GUID or an alias GUID)? */
 static bool softib_is_port_gid(struct softib_dev *sdev, const union ib_gid *gid)
 {
 	return gid->global.subnet_prefix == cpu_to_be64(softib_gid_prefix(sdev)) &&
-	       gid->global.interface_id == cpu_to_be64(sdev->guid);
+	       softib_guid_index(sdev, gid->global.interface_id) >= 0;
 }
 
 /* Is this host's fabric-resident SA the subnet's (the SM is a local port)? */
@@ -187,6 +187,7 @@ static bool softib_mcast_wanted(struct softib_dev *sdev, const struct softib_pkt
 	struct softib_mcast_att *att;
 	union ib_gid gid;
 	bool attached = false;
+	u32 i;
 
 	list_for_each_entry_rcu(att, &sdev->mcast, list) {
 		if (att->mlid == pkt->dlid) {
@@ -196,10 +197,13 @@ static bool softib_mcast_wanted(struct softib_dev *sdev, const struct softib_pkt
 	}
 	if (!attached || !softib_sa_is_here())
 		return attached;
+	/* a member under any of its GIDs (a join may use an alias) */
 	gid.global.subnet_prefix = cpu_to_be64(softib_gid_prefix(sdev));
-	gid.global.interface_id = cpu_to_be64(sdev->guid);
-	if (softib_sa_mcast_routes_to(pkt->dlid, &gid))
-		return true;
+	for (i = 0; i < softib_gid_tbl_len(); i++) {
+		gid.global.interface_id = cpu_to_be64(softib_port_guid(sdev, i));
+		if (softib_sa_mcast_routes_to(pkt->dlid, &gid))
+			return true;
+	}
 	softib_count(sdev, SOFTIB_CNT_MCAST_NOT_MEMBER);
 	return false;
 }

@@ -25,6 +25,10 @@ static unsigned int ports = 1;
 module_param(ports, uint, 0444);
 MODULE_PARM_DESC(ports, "ports per device on the in-kernel fabric, 1 or 2 (port p of device i has LID i * ports + p)");
 
+unsigned int softib_alias_guids;
+module_param_named(alias_guids, softib_alias_guids, uint, 0444);
+MODULE_PARM_DESC(alias_guids, "alias GUIDs per port, GID indexes 1..N (0-7, default 0)");
+
 unsigned int softib_port_mtu = 4096;
 module_param_named(port_mtu, softib_port_mtu, uint, 0444);
 MODULE_PARM_DESC(port_mtu, "IB MTU of the ports in bytes: 256, 512, 1024, 2048 or 4096");
@@ -257,6 +261,12 @@ static int __init softib_init(void)
 	}
 	if (ports < 1 || ports > SOFTIB_MAX_PORTS || ndevs > 0xbfff / ports) {
 		pr_err("ndevs %u with %u ports each: out of range\n", ndevs, ports);
+		return -EINVAL;
+	}
+	if (softib_alias_guids > SOFTIB_MAX_ALIAS_GUIDS ||
+	    (softib_alias_guids && softib_sma_enabled())) {
+		pr_err("alias_guids %u: at most %d, and with the embedded SM only\n",
+		       softib_alias_guids, SOFTIB_MAX_ALIAS_GUIDS);
 		return -EINVAL;
 	}
 	if (ports > 1 && softib_sma_enabled()) {

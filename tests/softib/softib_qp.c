@@ -493,7 +493,7 @@ void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr *attr, 
 	grh->next_hdr = 0x1b;
 	grh->hop_limit = route->hop_limit;
 	grh->sgid.global.subnet_prefix = cpu_to_be64(softib_gid_prefix(sdev));
-	grh->sgid.global.interface_id = cpu_to_be64(sdev->guid);
+	grh->sgid.global.interface_id = cpu_to_be64(softib_port_guid(sdev, route->sgid_index));
 	grh->dgid = route->dgid;
 }
 

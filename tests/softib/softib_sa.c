@@ -417,7 +417,7 @@ static struct softib_dev *softib_sa_local_dev(const union ib_gid *gid)
 	if (gid->global.subnet_prefix != cpu_to_be64(softib_subnet_prefix()))
 		return NULL;
 	list_for_each_entry_rcu(sdev, &softib_devs, list)
-		if (cpu_to_be64(sdev->guid) == gid->global.interface_id)
+		if (softib_guid_index(sdev, gid->global.interface_id) >= 0)
 			return sdev;
 	return NULL;
 }

@@ -84,7 +84,7 @@ static int softib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_a
 			   IB_PORT_PHYS_STATE_LINK_UP;
 	attr->max_mtu = READ_ONCE(sdev->mtu);
 	attr->active_mtu = attr->max_mtu;
-	attr->gid_tbl_len = SOFTIB_GID_TBL_LEN;
+	attr->gid_tbl_len = softib_gid_tbl_len();
 	attr->port_cap_flags = READ_ONCE(sdev->port_cap_flags);
 	if (lid == softib_sm_lid())
 		attr->port_cap_flags |= IB_PORT_SM;
@@ -127,7 +127,7 @@ static int softib_get_port_immutable(struct ib_device *ibdev, u32 port,
 				     struct ib_port_immutable *immutable)
 {
 	immutable->pkey_tbl_len = SOFTIB_PKEY_TBL_LEN;
-	immutable->gid_tbl_len = SOFTIB_GID_TBL_LEN;
+	immutable->gid_tbl_len = softib_gid_tbl_len();
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_IB;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
@@ -142,10 +142,10 @@ static int softib_query_gid(struct ib_device *ibdev, u32 port, int index, union 
 {
 	struct softib_dev *sdev = softib_port(to_sdev(ibdev), port);
 
-	if (index < 0 || index >= SOFTIB_GID_TBL_LEN)
+	if (index < 0 || index >= softib_gid_tbl_len())
 		return -EINVAL;
 	gid->global.subnet_prefix = cpu_to_be64(softib_gid_prefix(sdev));
-	gid->global.interface_id = cpu_to_be64(sdev->guid);
+	gid->global.interface_id = cpu_to_be64(softib_port_guid(sdev, index));
 	return 0;
 }
 
@@ -218,7 +218,7 @@ static int softib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	    atomic_add_unless(&sdev->fail_create_ah, -1, 0))
 		return -ENOMEM;
 	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
-		if (rdma_ah_read_grh(attr)->sgid_index >= SOFTIB_GID_TBL_LEN)
+		if (rdma_ah_read_grh(attr)->sgid_index >= softib_gid_tbl_len())
 			return -EINVAL;
 	} else if (!dlid && !softib_sma_enabled()) {
 		/* external_sm: ib_mad answers an SMP from an unconfigured port (LID 0) */
