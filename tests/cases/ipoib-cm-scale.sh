@@ -3,6 +3,7 @@
 # drivers: ours
 # vms: 1
 # mem: 3072
+# vcpus: 2
 # timeout: 900
 #
 # Connected mode at the in-tree driver's scale (review 2026-12, finding 6;
