@@ -105,7 +105,7 @@ int ipoib_query_port(struct ipoib_dev_priv *priv)
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
 
 	ret = rdma_query_gid(priv->ca, priv->port, priv->gid_index, &gid);
-	if (ret && priv->gid_index) {
+	if ((ret || !gid.global.interface_id) && priv->gid_index) {
 		/* the alias GUID the administrator chose is gone */
 		netdev_warn(priv->dev, "GID index %u is gone: back to the port GID\n",
 			    priv->gid_index);
