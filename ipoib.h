@@ -8,7 +8,8 @@
  * Lock order (take a lock only while holding locks from lines above it):
  *
  *   1. rtnl_lock                 ndo_open/ndo_stop, ethtool, carrier work
- *                                (trylock only)
+ *                                and the resync's restarts of an HCA's
+ *                                enhanced datapath (trylock only)
  *   2. priv->op_mutex            the UD QP and its CQs: start/stop, recreate,
  *                                destroy; the groups' start/stop (attach and
  *                                detach); CQ moderation (ethtool -C)
@@ -61,6 +62,7 @@
 #ifndef IPOIB_H
 #define IPOIB_H
 
+#include <linux/indirect_call_wrapper.h>
 #include <linux/netdevice.h>
 #include <linux/ratelimit.h>
 #include <linux/if_infiniband.h>
@@ -352,7 +354,23 @@ struct ipoib_mcast {
 
 /* One IPoIB interface, bound to one port and one P_Key. */
 struct ipoib_dev_priv {
+	/*
+	 * first: ipoib_priv() finds us through it (its clnt_priv), as an
+	 * enhanced IPoIB provider's netdev_priv() starts with one too
+	 */
+	struct rdma_netdev rn;
 	struct net_device *dev;
+	/*
+	 * The HCA's enhanced IPoIB datapath (ipoib_rn.c): its netdev ops
+	 * and destructor as it installed them; set before register, then
+	 * constant. enhanced false: our own UD datapath.
+	 */
+	bool enhanced;
+	const struct ipoib_datapath *dp;	/* set at init, then constant */
+	bool rn_inited;			/* its ndo_init ran, ndo_uninit not yet */
+	u32 qpn;			/* its QPN (ours: priv->qp's) */
+	const struct net_device_ops *rn_ops;
+	void (*rn_destructor)(struct net_device *dev);
 	struct ib_device *ca;
 	u32 port;
 	struct list_head ca_list;	/* ipoib_ca.ports, add/remove only */
@@ -375,7 +393,7 @@ struct ipoib_dev_priv {
 	bool mtu_internal;		/* carrier work sets the MTU, rtnl */
 
 	struct mutex op_mutex;		/* QP/CQ state, groups start/stop, see top */
-	bool dying;			/* op_mutex: ipoib_dev_cleanup() began */
+	bool dying;			/* op_mutex (a hint without): cleanup began */
 	bool torn_down;			/* rtnl: ipoib_dev_cleanup() ran */
 
 	/* IB resources, created at add, destroyed at remove */
@@ -442,7 +460,7 @@ struct ipoib_dev_priv {
 
 	/* fabric events */
 	unsigned long resync_reasons;	/* enum ipoib_resync_reason bits */
-	struct work_struct resync_work;
+	struct delayed_work resync_work;	/* later only to retry rtnl */
 	struct delayed_work recreate_work; /* retry a failed QP recreate */
 	unsigned int recreate_backoff_ms; /* op_mutex */
 
@@ -465,6 +483,14 @@ struct ipoib_dev_priv {
 	atomic_long_t counters[IPOIB_CTR_NR];	/* any context */
 	struct dentry *debugfs;		/* our directory, ipoib_debugfs_lock */
 };
+
+/* Our state of an interface (ours, or one of a provider's netdev_priv()) */
+static inline struct ipoib_dev_priv *ipoib_priv(const struct net_device *dev)
+{
+	const struct rdma_netdev *rn = netdev_priv(dev);
+
+	return rn->clnt_priv;
+}
 
 extern struct ib_sa_client ipoib_sa_client;
 
@@ -556,33 +582,156 @@ void ipoib_get_stats64(struct net_device *dev,
 extern const struct ethtool_ops ipoib_ethtool_ops;
 
 /* ipoib_debugfs.c */
+extern u32 ipoib_cm_attach_delay_us;	/* a test's fault hook, ipoib_cm_xmit() */
 void ipoib_debugfs_init(void);
 void ipoib_debugfs_exit(void);
 void ipoib_debugfs_add(struct ipoib_dev_priv *priv);
 void ipoib_debugfs_remove(struct ipoib_dev_priv *priv);
 
-/* ipoib_ib.c */
-int ipoib_ib_init(struct ipoib_dev_priv *priv);
-void ipoib_ib_cleanup(struct ipoib_dev_priv *priv);
-int ipoib_ib_start(struct ipoib_dev_priv *priv);
-void ipoib_ib_stop(struct ipoib_dev_priv *priv);
-void ipoib_ib_destroy_qp(struct ipoib_dev_priv *priv);
-int ipoib_ib_set_qkey(struct ipoib_dev_priv *priv, u32 qkey);
+/*
+ * The datapath: our own UD QP and its CQs (ipoib_ib.c, ipoib_rx.c,
+ * ipoib_tx.c) or the HCA's enhanced IPoIB netdev (ipoib_rn.c), chosen when
+ * the interface is made. Everything above it (neighbours, paths, groups,
+ * P_Keys, carrier, children) is one code path for both and reaches it only
+ * through these operations (ipoib_dp_*() below).
+ *  init        the PD (and our CQs and QP), before register
+ *  destroy     the first step of the teardown (op_mutex): nothing is
+ *              delivered to us or completes afterwards
+ *  cleanup     the rest, once nothing can reach the interface
+ *  start/stop  op_mutex; with the HCA's datapath also rtnl: its open and
+ *              stop, set_id (the P_Key index) before every open
+ *  recreate    new QP and CQs after a CQ error (op_mutex, stopped); the
+ *              HCA's datapath has none of ours (NULL)
+ *  set_qkey    the broadcast group's Q_Key, before any unicast send
+ *  attach/detach  a multicast group by MGID (the HCA's ignores the MLID)
+ *  send        ndo_start_xmit context: @skb starts at the IPoIB header,
+ *              consumed, and our reference on @ah put (at once or at the
+ *              send's completion)
+ */
+struct ipoib_datapath {
+	int (*init)(struct ipoib_dev_priv *priv);
+	void (*destroy)(struct ipoib_dev_priv *priv);
+	void (*cleanup)(struct ipoib_dev_priv *priv);
+	int (*start)(struct ipoib_dev_priv *priv);
+	void (*stop)(struct ipoib_dev_priv *priv);
+	int (*recreate)(struct ipoib_dev_priv *priv);
+	int (*set_qkey)(struct ipoib_dev_priv *priv, u32 qkey);
+	int (*attach)(struct ipoib_dev_priv *priv, union ib_gid *mgid,
+		      u16 mlid, bool bcast);
+	int (*detach)(struct ipoib_dev_priv *priv, union ib_gid *mgid,
+		      u16 mlid);
+	void (*send)(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+		     struct ipoib_ah *ah, u32 qpn);
+};
+
+/* ipoib_ib.c: our own UD datapath */
+extern const struct ipoib_datapath ipoib_ud_datapath;
 void ipoib_ib_sq_recover(struct ipoib_dev_priv *priv);
-int ipoib_ib_recreate(struct ipoib_dev_priv *priv);
+unsigned int ipoib_recv_queue_size(void);
 void ipoib_ib_params_init(void);
 int ipoib_ib_resize(struct ipoib_dev_priv *priv, unsigned int rx,
 		    unsigned int tx);
 int ipoib_set_rings(struct ipoib_dev_priv *priv, unsigned int rx,
 		    unsigned int tx);
-void ipoib_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
-		struct ipoib_ah *ah, u32 qpn);
+
+/* ipoib_rn.c: the HCA's enhanced IPoIB datapath (rdma_netdev) */
+int ipoib_rn_init(struct net_device *dev, struct ib_device *ca, u32 port);
+struct net_device *ipoib_netdev_alloc(struct ib_device *ca, u32 port,
+				      const char *name);
+void ipoib_rn_release(struct net_device *dev);
+void ipoib_netdev_free(struct net_device *dev);
+int ipoib_rn_ndo_init(struct ipoib_dev_priv *priv);
+void ipoib_rn_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+		   struct ipoib_ah *ah, u32 qpn);
+extern const struct ipoib_datapath ipoib_rn_datapath;
+
+/* The datapath's operations (struct ipoib_datapath) */
+static inline int ipoib_dp_init(struct ipoib_dev_priv *priv)
+{
+	priv->dp = priv->enhanced ? &ipoib_rn_datapath : &ipoib_ud_datapath;
+	return priv->dp->init(priv);
+}
+
+static inline void ipoib_dp_destroy(struct ipoib_dev_priv *priv)
+{
+	priv->dp->destroy(priv);
+}
+
+static inline void ipoib_dp_cleanup(struct ipoib_dev_priv *priv)
+{
+	priv->dp->cleanup(priv);
+}
+
+static inline int ipoib_dp_start(struct ipoib_dev_priv *priv)
+{
+	return priv->dp->start(priv);
+}
+
+static inline void ipoib_dp_stop(struct ipoib_dev_priv *priv)
+{
+	priv->dp->stop(priv);
+}
+
+static inline int ipoib_dp_recreate(struct ipoib_dev_priv *priv)
+{
+	return priv->dp->recreate ? priv->dp->recreate(priv) : 0;
+}
+
+static inline int ipoib_dp_set_qkey(struct ipoib_dev_priv *priv, u32 qkey)
+{
+	return priv->dp->set_qkey(priv, qkey);
+}
+
+static inline int ipoib_dp_attach(struct ipoib_dev_priv *priv,
+				  union ib_gid *mgid, u16 mlid, bool bcast)
+{
+	return priv->dp->attach(priv, mgid, mlid, bcast);
+}
+
+static inline int ipoib_dp_detach(struct ipoib_dev_priv *priv,
+				  union ib_gid *mgid, u16 mlid)
+{
+	return priv->dp->detach(priv, mgid, mlid);
+}
+
+/* The QPN in our address: our UD QP's, or the HCA's datapath's */
+static inline u32 ipoib_qpn(const struct ipoib_dev_priv *priv)
+{
+	if (priv->enhanced)
+		return priv->qpn;
+	return priv->qp ? priv->qp->qp_num : 0;
+}
+
+/* ipoib_rx.c */
+struct sk_buff *ipoib_rx_alloc(struct ipoib_dev_priv *priv, gfp_t gfp,
+			       u64 *mapping);
+int ipoib_rx_post(struct ipoib_dev_priv *priv, unsigned int i);
+void ipoib_rx_free_buf(struct ipoib_dev_priv *priv, unsigned int i);
+void ipoib_rx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc);
+int ipoib_rx_poll(struct napi_struct *napi, int budget);
+
+/* ipoib_tx.c */
+void ipoib_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+		   unsigned int mtu);
+bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb);
+bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+			unsigned int mtu);
+void ipoib_tx_complete(struct ipoib_dev_priv *priv, struct ib_wc *wc);
+int ipoib_tx_poll(struct napi_struct *napi, int budget);
+void ipoib_ud_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
+		   struct ipoib_ah *ah, u32 qpn);
 unsigned int ipoib_tx_map(struct ipoib_dev_priv *priv,
 			  struct ipoib_tx_buf *buf, struct ib_sge *sge);
 void ipoib_tx_unmap(struct ipoib_dev_priv *priv, struct ipoib_tx_buf *buf,
 		    unsigned int nr_frags);
 bool ipoib_tx_may_wake(struct ipoib_dev_priv *priv);
 void ipoib_count_tx_drop(struct ipoib_dev_priv *priv, struct sk_buff *skb);
+
+/* UD sends posted and not yet completed */
+static inline unsigned int ipoib_tx_inflight(struct ipoib_dev_priv *priv)
+{
+	return READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail);
+}
 
 /* ipoib_cm.c, ipoib_cm_tx.c */
 struct seq_file;
@@ -592,9 +741,6 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv);
 void ipoib_cm_stop(struct ipoib_dev_priv *priv);
 bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 		   struct sk_buff *skb, const u8 *daddr);
-bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb);
-bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
-			unsigned int mtu);
 void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh);
 
 /* ipoib_ah.c */
@@ -669,6 +815,15 @@ static inline void ipoib_count(struct ipoib_dev_priv *priv,
 			       enum ipoib_counter ctr)
 {
 	atomic_long_inc(&priv->counters[ctr]);
+}
+
+/* The per-packet one: a direct call to either datapath's send */
+static inline void ipoib_dp_send(struct ipoib_dev_priv *priv,
+				 struct sk_buff *skb, struct ipoib_ah *ah,
+				 u32 qpn)
+{
+	INDIRECT_CALL_2(priv->dp->send, ipoib_ud_send, ipoib_rn_send,
+			priv, skb, ah, qpn);
 }
 
 #endif /* IPOIB_H */

@@ -15,7 +15,7 @@
 /* Our hardware address: flags, QPN, port GID (RFC 4391 section 9.1.1). */
 void ipoib_build_hw_addr(struct ipoib_dev_priv *priv, u8 *addr)
 {
-	u32 qpn = priv->qp ? priv->qp->qp_num : 0;
+	u32 qpn = ipoib_qpn(priv);
 
 	/* RC: we listen for connections (ipoib_cm_start); never UC */
 	addr[0] = rcu_access_pointer(priv->cm) ? IPOIB_HW_RC : 0;
@@ -153,7 +153,7 @@ static void ipoib_child_follow_gid(struct ipoib_dev_priv *priv, u16 index)
 int ipoib_set_mac_address(struct net_device *dev, void *p)
 {
 	const u8 *new = (const u8 *)p + offsetof(struct sockaddr, sa_data);
-	struct ipoib_dev_priv *priv = netdev_priv(dev), *child;
+	struct ipoib_dev_priv *priv = ipoib_priv(dev), *child;
 	union ib_gid gid;
 	u8 addr[INFINIBAND_ALEN];
 	int index;

@@ -170,14 +170,15 @@ bool ipoib_pkey_check(struct ipoib_dev_priv *priv, u16 *pkey)
 
 int ipoib_child_get_iflink(const struct net_device *dev)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	return priv->parent ? priv->parent->dev->ifindex : dev->ifindex;
 }
 
 static void ipoib_child_destructor(struct net_device *dev)
 {
-	ipoib_dev_free(netdev_priv(dev));
+	ipoib_dev_free(ipoib_priv(dev));
+	ipoib_rn_release(dev);
 }
 
 /*
@@ -189,7 +190,7 @@ static void ipoib_child_destructor(struct net_device *dev)
 static int ipoib_child_add(struct ipoib_dev_priv *ppriv, struct net_device *dev,
 			   u16 pkey, u32 mtu, enum ipoib_kind kind)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	int ret;
 
 	ASSERT_RTNL();
@@ -216,7 +217,7 @@ static int ipoib_child_add(struct ipoib_dev_priv *ppriv, struct net_device *dev,
 	list_add_tail_rcu(&priv->child_list, &ppriv->children);
 	ipoib_debugfs_add(priv);
 	netdev_info(dev, "child of %s, P_Key 0x%04x, qpn 0x%06x\n",
-		    ppriv->dev->name, priv->pkey, priv->qp->qp_num);
+		    ppriv->dev->name, priv->pkey, ipoib_qpn(priv));
 	return 0;
 }
 
@@ -258,15 +259,15 @@ int ipoib_child_create(struct ipoib_dev_priv *ppriv, u16 pkey)
 			goto out_unlock;
 
 	snprintf(name, sizeof(name), "%.10s.%04x", ppriv->dev->name, pkey);
-	dev = alloc_netdev(sizeof(*priv), name, NET_NAME_UNKNOWN, ipoib_setup);
-	if (!dev) {
-		ret = -ENOMEM;
+	dev = ipoib_netdev_alloc(ppriv->ca, ppriv->port, name);
+	if (IS_ERR(dev)) {
+		ret = PTR_ERR(dev);
 		goto out_unlock;
 	}
 	dev_net_set(dev, dev_net(ppriv->dev));
 	ret = ipoib_child_add(ppriv, dev, full, 0, IPOIB_KIND_LEGACY);
 	if (ret)
-		free_netdev(dev);
+		ipoib_netdev_free(dev);
 out_unlock:
 	rtnl_unlock();
 	return ret;
@@ -321,7 +322,7 @@ static int ipoib_link_changelink(struct net_device *dev, struct nlattr *tb[],
 				 struct nlattr *data[],
 				 struct netlink_ext_ack *extack)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	int ret;
 
 	if (!data)
@@ -348,7 +349,7 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 			      struct nlattr *tb[], struct nlattr *data[],
 			      struct netlink_ext_ack *extack)
 {
-	struct ipoib_dev_priv *ppriv, *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *ppriv, *priv = ipoib_priv(dev);
 	struct net_device *pdev;
 	u16 pkey;
 	int ret;
@@ -362,7 +363,7 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 		NL_SET_ERR_MSG(extack, "ipoib: the parent is not an ipoib interface");
 		return -ENODEV;
 	}
-	ppriv = netdev_priv(pdev);
+	ppriv = ipoib_priv(pdev);
 	if (pdev->reg_state != NETREG_REGISTERED) {
 		NL_SET_ERR_MSG(extack, "ipoib: the parent is being removed");
 		return -ENODEV;
@@ -394,11 +395,28 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 		}
 	}
 
+	/*
+	 * rtnl made the netdev for our own datapath (ipoib_link_ops): the
+	 * HCA's, where the parent has it, takes it over; ours sends and
+	 * receives on one queue.
+	 */
+	if (ppriv->enhanced) {
+		ret = ipoib_rn_init(dev, ppriv->ca, ppriv->port);
+		if (ret && ret != -EOPNOTSUPP)
+			return ret;
+	}
+	priv = ipoib_priv(dev);
+	if (!priv->enhanced) {
+		netif_set_real_num_tx_queues(dev, 1);
+		netif_set_real_num_rx_queues(dev, 1);
+	}
 	/* rtnl_create_link() checked IFLA_MTU and put it in dev->mtu. */
 	ret = ipoib_child_add(ppriv, dev, pkey | IPOIB_PKEY_FULL,
 			      tb[IFLA_MTU] ? dev->mtu : 0, IPOIB_KIND_RTNL);
-	if (ret)
+	if (ret) {
+		ipoib_rn_release(dev);	/* rtnl frees the netdev itself */
 		return ret;
+	}
 	if (data && data[IFLA_IPOIB_UMCAST])
 		ipoib_set_umcast(priv, nla_get_u16(data[IFLA_IPOIB_UMCAST]));
 	/* registered, not up: checked above, only the mode is set */
@@ -409,7 +427,7 @@ static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
 
 static void ipoib_link_dellink(struct net_device *dev, struct list_head *kill)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	if (!priv->parent) {
 		netdev_info(dev, "a port interface cannot be deleted\n");
@@ -428,7 +446,7 @@ static size_t ipoib_link_get_size(const struct net_device *dev)
 static int ipoib_link_fill_info(struct sk_buff *skb,
 				const struct net_device *dev)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	if (nla_put_u16(skb, IFLA_IPOIB_PKEY, priv->pkey) ||
 	    nla_put_u16(skb, IFLA_IPOIB_MODE, priv->cm_mode ?
@@ -438,8 +456,19 @@ static int ipoib_link_fill_info(struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * As many queues as an HCA's enhanced IPoIB datapath may give a child (our
+ * own datapath uses one of them)
+ */
+static unsigned int ipoib_link_num_queues(void)
+{
+	return min_t(unsigned int, num_possible_cpus(), 128);
+}
+
 struct rtnl_link_ops ipoib_link_ops __read_mostly = {
 	.kind		= "ipoib",
+	.get_num_tx_queues = ipoib_link_num_queues,
+	.get_num_rx_queues = ipoib_link_num_queues,
 	.priv_size	= sizeof(struct ipoib_dev_priv),
 	.setup		= ipoib_setup,
 	.maxtype	= IFLA_IPOIB_MAX,

@@ -74,7 +74,7 @@ u32 ipoib_cm_peer_mtu(const void *private_data)
 
 void ipoib_cm_fill_data(struct ipoib_cm *cm, struct ipoib_cm_data *data)
 {
-	data->qpn = cpu_to_be32(cm->priv->qp->qp_num);
+	data->qpn = cpu_to_be32(ipoib_qpn(cm->priv));
 	data->mtu = cpu_to_be32(IPOIB_CM_BUF_SIZE);
 }
 
@@ -258,7 +258,8 @@ static int ipoib_cm_poll(struct napi_struct *napi, int budget)
 
 	smp_mb(); /* counts before the checks, pairs with xmit */
 	ipoib_cm_push_all(cm);
-	if (netif_queue_stopped(priv->dev) &&
+	/* only our UD ring stops a queue; the HCA's datapath wakes its own */
+	if (!priv->enhanced && netif_queue_stopped(priv->dev) &&
 	    test_bit(IPOIB_FLAG_RUNNING, &priv->flags) &&
 	    ipoib_tx_may_wake(priv))
 		netif_wake_queue(priv->dev);
@@ -433,7 +434,7 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 		goto err_napi;
 	}
 	ret = ib_cm_listen(cm->listen,
-			   cpu_to_be64(IPOIB_CM_IETF_ID | priv->qp->qp_num));
+			   cpu_to_be64(IPOIB_CM_IETF_ID | ipoib_qpn(priv)));
 	if (ret) {
 		ib_destroy_cm_id(cm->listen);
 		goto err_napi;
@@ -441,7 +442,7 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 	rcu_assign_pointer(priv->cm, cm);
 	queue_delayed_work(system_wq, &cm->reap_work, HZ);
 	ipoib_dbg(priv->dev, "connected mode on qpn 0x%06x, %s\n",
-		  priv->qp->qp_num, cm->srq ? "SRQ" : "a ring per connection");
+		  ipoib_qpn(priv), cm->srq ? "SRQ" : "a ring per connection");
 	if (!(priv->dev->dev_addr[0] & IPOIB_HW_RC))
 		ipoib_addr_changed(priv);
 	return 0;

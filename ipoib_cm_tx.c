@@ -7,12 +7,10 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/icmp.h>
-#include <linux/icmpv6.h>
+#include <linux/delay.h>
 #include <linux/random.h>
 #include <linux/seq_file.h>
 #include <net/dst.h>
-#include <net/icmp.h>
 #include <rdma/ib_cm.h>
 #include "ipoib.h"
 #include "ipoib_cm.h"
@@ -126,6 +124,25 @@ static int ipoib_cm_tx_handler(struct ib_cm_id *id,
 	return 0;
 }
 
+/*
+ * Affiliated errors of an active connection's QP (any context): the QP is
+ * in error and will never send again; the connection is made anew.
+ */
+static void ipoib_cm_tx_event(struct ib_event *event, void *ctx)
+{
+	struct ipoib_cm_tx *tx = ctx;
+
+	switch (event->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		ipoib_cm_tx_fail(tx, "QP error event");
+		break;
+	default:
+		break;
+	}
+}
+
 /* cm->work: make the QP and send the REQ. */
 int ipoib_cm_tx_connect(struct ipoib_cm_tx *tx)
 {
@@ -141,6 +158,7 @@ int ipoib_cm_tx_connect(struct ipoib_cm_tx *tx)
 		.cap.max_recv_sge = 1,
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
 		.qp_type = IB_QPT_RC,
+		.event_handler = ipoib_cm_tx_event,
 		.qp_context = tx,
 	};
 	struct ib_cm_req_param req = {};
@@ -233,6 +251,14 @@ static void ipoib_cm_tx_complete(struct ipoib_cm_tx *tx, u64 wr_id,
 				       "send to qpn 0x%06x failed (status %d): reconnecting\n",
 				       tx->dqpn, status);
 		ipoib_cm_tx_fail(tx, "send failed");
+	} else if (!READ_ONCE(tx->releasing) &&
+		   READ_ONCE(tx->state) == IPOIB_CM_TX_UP) {
+		/*
+		 * A flush we did not ask for: the QP went to error by itself
+		 * (a local QP fatal error flushes every WR without an error
+		 * CQE of its own). Every later send would be flushed too.
+		 */
+		ipoib_cm_tx_fail(tx, "QP flushed");
 	}
 	if (unlikely(READ_ONCE(tx->releasing))) {
 		smp_mb(); /* tail before kept; pairs with ipoib_cm_tx_release() */
@@ -414,57 +440,6 @@ void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh)
 
 /* Transmit */
 
-/*
- * A packet bigger than UD carries: tell its sender the UD MTU, as a router
- * would (the in-tree driver does the same), and drop it. ndo_start_xmit.
- */
-static void ipoib_cm_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
-			     unsigned int mtu)
-{
-	skb_pull(skb, IPOIB_ENCAP_LEN);
-	if (skb->protocol == htons(ETH_P_IP))
-		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
-			      htonl(mtu));
-	else if (skb->protocol == htons(ETH_P_IPV6))
-		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
-	ipoib_count(priv, IPOIB_CTR_DROP_TOO_BIG);
-	ipoib_count_tx_drop(priv, skb);
-}
-
-/* True (and @skb consumed) if @skb is too big for the UD QP. */
-bool ipoib_ud_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb)
-{
-	unsigned int mtu = READ_ONCE(priv->mcast_mtu);
-
-	if (likely(skb->len <= mtu + IPOIB_ENCAP_LEN || skb_is_gso(skb)))
-		return false;
-	ipoib_cm_too_big(priv, skb, mtu);
-	return true;
-}
-
-/*
- * True (and @skb consumed) if @skb is too big for a path whose IB MTU,
- * @mtu bytes, is below the group's: a thin link between two switches
- * would drop it. Its sender learns the path's MTU as from a router, and
- * the route's PMTU is lowered directly as well, since the ICMP error does
- * not reach every local sender: an ICMP echo reply is sent with the ICMP
- * socket's lock held, so the error about it is not sent at all. (Not so
- * for connected mode's "UD cannot carry this" above: there the packet
- * waits for a connection, and a PMTU learnt would outlive it.)
- */
-bool ipoib_path_too_big(struct ipoib_dev_priv *priv, struct sk_buff *skb,
-			unsigned int mtu)
-{
-	unsigned int ip_mtu = mtu - IPOIB_ENCAP_LEN;
-
-	if (skb_is_gso(skb) ? skb_gso_validate_network_len(skb, ip_mtu) :
-	    skb->len <= mtu)
-		return false;
-	skb_dst_update_pmtu_no_confirm(skb, ip_mtu);
-	ipoib_cm_too_big(priv, skb, ip_mtu);
-	return true;
-}
-
 /* Post @skb on @tx's ring, which has room (netif tx lock). */
 static void ipoib_cm_post(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 {
@@ -551,7 +526,7 @@ static void ipoib_cm_send(struct ipoib_cm_tx *tx, struct sk_buff *skb)
 	struct ipoib_dev_priv *priv = cm->priv;
 
 	if (unlikely(skb->len > tx->mtu + IPOIB_ENCAP_LEN)) {
-		ipoib_cm_too_big(priv, skb, tx->mtu);
+		ipoib_too_big(priv, skb, tx->mtu);
 		return;
 	}
 	/*
@@ -630,6 +605,7 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 	struct ipoib_cm_tx *tx, *old;
 	enum ipoib_cm_tx_state state;
 	unsigned long flags;
+	u32 delay_us;
 
 	if (!(daddr[0] & IPOIB_HW_RC))
 		return false;
@@ -643,6 +619,14 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 			return ipoib_cm_ud_meanwhile(priv, skb);
 		return false;
 	}
+	/*
+	 * The connections are serialised by transmit queue 0's lock (the one
+	 * queue of our own datapath); on the HCA's multi-queue datapath
+	 * ipoib_select_queue() puts every packet for an RC peer there, except
+	 * one chosen just before connected mode started: UD takes that one.
+	 */
+	if (unlikely(skb_get_queue_mapping(skb)))
+		return ipoib_cm_ud_meanwhile(priv, skb);
 	tx = rcu_dereference(neigh->cm_tx);
 	if (likely(tx)) {
 		/* pairs with ipoib_cm_tx_rep(): UP means tx->mtu and the QP are set */
@@ -698,6 +682,9 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 	skb_push(skb, IPOIB_PSEUDO_LEN);
 	__skb_queue_tail(&tx->queue, skb);
 
+	delay_us = READ_ONCE(ipoib_cm_attach_delay_us);
+	if (unlikely(delay_us))
+		udelay(min(delay_us, 5000U));	/* the test hook (ipoib_debugfs.c) */
 	spin_lock_irqsave(&cm->lock, flags);
 	if (cm->stopping || cm->nr_tx >= cm->max_tx) {
 		bool stopping = cm->stopping;

@@ -340,7 +340,7 @@ static int ipoib_debugfs_netdev_event(struct notifier_block *nb,
 	if (dev->netdev_ops != &ipoib_netdev_ops)
 		return NOTIFY_DONE;
 	if (event == NETDEV_CHANGENAME || event == NETDEV_REGISTER)
-		ipoib_debugfs_rename(netdev_priv(dev));
+		ipoib_debugfs_rename(ipoib_priv(dev));
 	return NOTIFY_DONE;
 }
 
@@ -348,9 +348,19 @@ static struct notifier_block ipoib_debugfs_nb = {
 	.notifier_call = ipoib_debugfs_netdev_event,
 };
 
+/*
+ * A fault hook for tests (debugfs ipoib/cm_attach_delay_us, 0 by default):
+ * ipoib_cm_xmit() waits this long between making a new connection and
+ * attaching it to its neighbour entry, which widens the window in which
+ * the entry can go meanwhile (tests/cases/ipoib-cm-switch.sh).
+ */
+u32 ipoib_cm_attach_delay_us;
+
 void ipoib_debugfs_init(void)
 {
 	ipoib_debugfs_root = debugfs_create_dir("ipoib", NULL);
+	debugfs_create_u32("cm_attach_delay_us", 0600, ipoib_debugfs_root,
+			   &ipoib_cm_attach_delay_us);
 	if (register_netdevice_notifier(&ipoib_debugfs_nb))
 		pr_warn("debugfs names will not follow interface renames\n");
 }

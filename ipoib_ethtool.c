@@ -17,7 +17,7 @@
 static void ipoib_get_drvinfo(struct net_device *dev,
 			      struct ethtool_drvinfo *info)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	struct device *bus = priv->ca->dev.parent ?: &priv->ca->dev;
 
 	strscpy(info->driver, KBUILD_MODNAME, sizeof(info->driver));
@@ -70,7 +70,7 @@ static void ipoib_get_strings(struct net_device *dev, u32 sset, u8 *data)
 static void ipoib_get_ethtool_stats(struct net_device *dev,
 				    struct ethtool_stats *stats, u64 *data)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	u64 rx[6], tx[3];
 	unsigned int start, i = 0;
 
@@ -154,7 +154,7 @@ static u32 ipoib_lane_mbps(u16 speed)
 static int ipoib_get_link_ksettings(struct net_device *dev,
 				    struct ethtool_link_ksettings *cmd)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	struct ib_port_attr attr;
 	u32 lanes, mbps;
 	int ret;
@@ -184,7 +184,7 @@ static int ipoib_get_coalesce(struct net_device *dev,
 			      struct kernel_ethtool_coalesce *kec,
 			      struct netlink_ext_ack *extack)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	ec->rx_coalesce_usecs = priv->coal_usecs;
 	ec->rx_max_coalesced_frames = priv->coal_frames;
@@ -197,7 +197,7 @@ static int ipoib_set_coalesce(struct net_device *dev,
 			      struct kernel_ethtool_coalesce *kec,
 			      struct netlink_ext_ack *extack)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	int ret;
 
 	if (ec->rx_coalesce_usecs > U16_MAX ||
@@ -234,7 +234,7 @@ static void ipoib_get_ringparam(struct net_device *dev,
 				struct kernel_ethtool_ringparam *kring,
 				struct netlink_ext_ack *extack)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	ring->rx_max_pending = IPOIB_RING_MAX;
 	ring->tx_max_pending = IPOIB_RING_MAX;
@@ -253,7 +253,7 @@ static int ipoib_set_ringparam(struct net_device *dev,
 			       struct kernel_ethtool_ringparam *kring,
 			       struct netlink_ext_ack *extack)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	unsigned int rx = ring->rx_pending, tx = ring->tx_pending;
 
 	if (rx < IPOIB_RX_RING_MIN || tx < IPOIB_TX_RING_MIN) {

@@ -50,11 +50,16 @@ static const unsigned long ipoib_event_reasons[] = {
 			      BIT(IPOIB_RESYNC_PKEY) | BIT(IPOIB_RESYNC_SM) | \
 			      BIT(IPOIB_RESYNC_REREG) | BIT(IPOIB_RESYNC_GID))
 
+/* Reasons that may stop and open the datapath again. */
+#define IPOIB_RESYNC_RESTARTS (BIT(IPOIB_RESYNC_PKEY) | \
+			       BIT(IPOIB_RESYNC_TX_TIMEOUT) | \
+			       BIT(IPOIB_RESYNC_CQ_ERROR))
+
 void ipoib_queue_resync(struct ipoib_dev_priv *priv,
 			enum ipoib_resync_reason reason)
 {
 	set_bit(reason, &priv->resync_reasons);
-	queue_work(priv->wq, &priv->resync_work);
+	queue_delayed_work(priv->wq, &priv->resync_work, 0);
 }
 
 static void ipoib_event(struct ib_event_handler *handler,
@@ -156,10 +161,17 @@ static void ipoib_retry_later(struct ipoib_dev_priv *priv)
  */
 static void ipoib_start_or_retry(struct ipoib_dev_priv *priv, bool groups)
 {
-	int ret = ipoib_ib_start(priv);
+	int ret = ipoib_dp_start(priv);
 
 	if (!ret) {
 		priv->recreate_backoff_ms = 0;
+		/*
+		 * The HCA's datapath starts its queues without running their
+		 * qdiscs: packets that waited there when it stopped would stay
+		 * until something else is sent on that queue, and the sockets
+		 * they belong to (ping, TCP's small queues) wait for them.
+		 */
+		netif_tx_schedule_all(priv->dev);
 		if (groups)
 			ipoib_mcast_start(priv);
 		return;
@@ -189,7 +201,7 @@ static void ipoib_pkey_changed(struct ipoib_dev_priv *priv, u16 pkey)
 		 * a send-only group, which would keep the old P_Key's MGID
 		 * (review 2026-12, finding 10).
 		 */
-		ipoib_ib_stop(priv);
+		ipoib_dp_stop(priv);
 		ipoib_mcast_stop(priv);
 		ipoib_neigh_flush(priv);
 		ipoib_path_flush(priv);
@@ -222,7 +234,7 @@ static int ipoib_rebuild(struct ipoib_dev_priv *priv, unsigned int rx,
 	 * (under op_mutex, after us), and a running QP cannot be replaced.
 	 */
 	cancel_delayed_work_sync(&priv->mcast_work);
-	ipoib_ib_stop(priv);	/* first: no xmit makes a group meanwhile */
+	ipoib_dp_stop(priv);	/* first: no xmit makes a group meanwhile */
 	ipoib_mcast_stop(priv);
 	if (rx != priv->rx_ring_size || tx != priv->tx_ring_size) {
 		ret = ipoib_ib_resize(priv, rx, tx);
@@ -235,7 +247,7 @@ static int ipoib_rebuild(struct ipoib_dev_priv *priv, unsigned int rx,
 			netdev_info(priv->dev, "rings: receive %u, send %u\n",
 				    priv->rx_ring_size, priv->tx_ring_size);
 	}
-	if (ipoib_ib_recreate(priv)) {
+	if (ipoib_dp_recreate(priv)) {
 		/* Try again later, as a join would; ndo_open tries too. */
 		if (up)
 			ipoib_retry_later(priv);
@@ -273,16 +285,41 @@ static void ipoib_recreate_task(struct work_struct *work)
 
 static void ipoib_resync_task(struct work_struct *work)
 {
-	struct ipoib_dev_priv *priv = container_of(work, struct ipoib_dev_priv,
+	struct ipoib_dev_priv *priv = container_of(to_delayed_work(work),
+						   struct ipoib_dev_priv,
 						   resync_work);
 	unsigned long reasons = xchg(&priv->resync_reasons, 0);
 	bool restart = reasons & BIT(IPOIB_RESYNC_TX_TIMEOUT);
+	bool rtnl = false;
+	unsigned int bit;
 	u16 pkey;
 
+	/*
+	 * The HCA's datapath is opened and stopped under rtnl only, as the
+	 * core and its ethtool -L do it (mlx5i reopens its channels there):
+	 * a P_Key change, a stalled queue or a failed open restart it. The
+	 * lock order is rtnl, op_mutex, and ndo_stop and ndo_uninit wait for
+	 * us under rtnl, so we only try it, and come back with the reasons
+	 * (not once ipoib_dev_cleanup() began: it drains our workqueue).
+	 */
+	if (READ_ONCE(priv->dying))
+		return;
+	if (priv->enhanced && reasons & IPOIB_RESYNC_RESTARTS) {
+		rtnl = rtnl_trylock();
+		if (!rtnl) {
+			for_each_set_bit(bit, &reasons, IPOIB_RESYNC_NR)
+				set_bit(bit, &priv->resync_reasons);
+			queue_delayed_work(priv->wq, &priv->resync_work,
+					   HZ / 50);
+			return;
+		}
+	}
 	mutex_lock(&priv->op_mutex);
 	if (priv->dying) {
 		/* ipoib_dev_cleanup(): no new CQs, no carrier_work */
 		mutex_unlock(&priv->op_mutex);
+		if (rtnl)
+			rtnl_unlock();
 		return;
 	}
 	if (ipoib_query_port(priv))
@@ -310,8 +347,9 @@ static void ipoib_resync_task(struct work_struct *work)
 
 	if (restart) {
 		ipoib_warn_ratelimited(priv, IPOIB_RL_QP_RESTART,
-				       "restarting the UD QP\n");
-		ipoib_ib_stop(priv);
+				       "restarting the %s\n", priv->enhanced ?
+				       "HCA's datapath" : "UD QP");
+		ipoib_dp_stop(priv);
 		ipoib_start_or_retry(priv, false);
 	}
 	if (restart || reasons & IPOIB_RESYNC_REFRESH) {
@@ -322,6 +360,8 @@ static void ipoib_resync_task(struct work_struct *work)
 out:
 	queue_delayed_work(priv->wq, &priv->carrier_work, 0);
 	mutex_unlock(&priv->op_mutex);
+	if (rtnl)
+		rtnl_unlock();
 }
 
 void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb)
@@ -332,7 +372,7 @@ void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb)
 
 static int ipoib_open(struct net_device *dev)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	int ret;
 
 	mutex_lock(&priv->op_mutex);
@@ -343,9 +383,10 @@ static int ipoib_open(struct net_device *dev)
 	 * A CQ error while down (its resync was cancelled by ndo_stop), or
 	 * a recreate that failed: no QP.
 	 */
-	if (test_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags) || !priv->qp)
-		ipoib_ib_recreate(priv);
-	ret = ipoib_ib_start(priv);
+	if (!priv->enhanced &&
+	    (test_bit(IPOIB_FLAG_CQ_ERROR, &priv->flags) || !priv->qp))
+		ipoib_dp_recreate(priv);
+	ret = ipoib_dp_start(priv);
 	if (ret == -ENOENT) {
 		/*
 		 * P_Key not in the port's table: up, no carrier, see resync.
@@ -376,13 +417,13 @@ static int ipoib_open(struct net_device *dev)
 
 static int ipoib_stop(struct net_device *dev)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	clear_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags);
 	netif_carrier_off(dev);
 	netif_tx_disable(dev);
 	cancel_delayed_work_sync(&priv->recreate_work);	/* queues the resync */
-	cancel_work_sync(&priv->resync_work);
+	cancel_delayed_work_sync(&priv->resync_work);
 	cancel_delayed_work_sync(&priv->mcast_work);
 	cancel_delayed_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->gc_work);
@@ -395,7 +436,7 @@ static int ipoib_stop(struct net_device *dev)
 	 */
 	mutex_lock(&priv->op_mutex);
 	ipoib_mcast_stop(priv);
-	ipoib_ib_stop(priv);
+	ipoib_dp_stop(priv);
 	mutex_unlock(&priv->op_mutex);
 	ipoib_neigh_flush(priv);
 	ipoib_path_flush(priv);
@@ -410,7 +451,7 @@ static int ipoib_stop(struct net_device *dev)
  */
 static int ipoib_change_mtu(struct net_device *dev, int new_mtu)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	u32 max = priv->cm_mode ? IPOIB_CM_MTU :
 				  priv->max_ib_mtu - IPOIB_ENCAP_LEN;
 
@@ -423,6 +464,13 @@ static int ipoib_change_mtu(struct net_device *dev, int new_mtu)
 		priv->admin_mtu = new_mtu;
 	if (!priv->cm_mode && test_bit(IPOIB_FLAG_BCAST_READY, &priv->flags))
 		new_mtu = min_t(int, new_mtu, READ_ONCE(priv->mcast_mtu));
+	/*
+	 * The HCA's datapath sets its MTU up and writes dev->mtu itself; in
+	 * connected mode, above what it carries, it only carries UD's share
+	 * (ipoib_ud_too_big() keeps larger packets from it).
+	 */
+	if (priv->enhanced && !priv->cm_mode && priv->rn_ops->ndo_change_mtu)
+		return priv->rn_ops->ndo_change_mtu(dev, new_mtu);
 	WRITE_ONCE(dev->mtu, new_mtu);
 	return 0;
 }
@@ -431,16 +479,35 @@ static int ipoib_change_mtu(struct net_device *dev, int new_mtu)
 static netdev_features_t ipoib_fix_features(struct net_device *dev,
 					    netdev_features_t features)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	if (priv->cm_asked)
-		features &= ~(NETIF_F_IP_CSUM | NETIF_F_TSO);
+		features &= ~(NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
+			      NETIF_F_TSO | NETIF_F_TSO6);
 	return features;
+}
+
+/*
+ * Connected mode on the HCA's multi-queue datapath: the connections'
+ * rings and backlogs are serialised by transmit queue 0's lock, so every
+ * packet for a peer whose address offers RC leaves through queue 0 (its
+ * 20-byte pseudo header, ipoib_hard_header(), leads the skb); the rest is
+ * spread over the queues as the core spreads it.
+ */
+static u16 ipoib_select_queue(struct net_device *dev, struct sk_buff *skb,
+			      struct net_device *sb_dev)
+{
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
+
+	if (READ_ONCE(priv->cm_mode) && skb_headlen(skb) >= IPOIB_PSEUDO_LEN &&
+	    skb->data[0] & IPOIB_HW_RC)
+		return 0;
+	return netdev_pick_tx(dev, skb, sb_dev);
 }
 
 static void ipoib_set_rx_mode(struct net_device *dev)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	set_bit(IPOIB_FLAG_MC_DIRTY, &priv->flags);
 	if (test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags))
@@ -449,26 +516,45 @@ static void ipoib_set_rx_mode(struct net_device *dev)
 
 static void ipoib_tx_timeout(struct net_device *dev, unsigned int txqueue)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	/* a fabric that stays stuck times out every watchdog period */
-	ipoib_warn_ratelimited(priv, IPOIB_RL_TX_TIMEOUT,
-			       "transmit timed out, %u sends outstanding\n",
-			       READ_ONCE(priv->tx_head) - READ_ONCE(priv->tx_tail));
+	if (priv->enhanced)
+		ipoib_warn_ratelimited(priv, IPOIB_RL_TX_TIMEOUT,
+				       "transmit timed out on queue %u\n",
+				       txqueue);
+	else
+		ipoib_warn_ratelimited(priv, IPOIB_RL_TX_TIMEOUT,
+				       "transmit timed out, %u sends outstanding\n",
+				       READ_ONCE(priv->tx_head) -
+				       READ_ONCE(priv->tx_tail));
 	ipoib_queue_resync(priv, IPOIB_RESYNC_TX_TIMEOUT);
+}
+
+/*
+ * register_netdevice(): on the HCA's datapath, its own init, which gives
+ * the netdev its QPN; ours made the QP in ipoib_dev_init().
+ */
+static int ipoib_ndo_init(struct net_device *dev)
+{
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
+
+	return priv->enhanced ? ipoib_rn_ndo_init(priv) : 0;
 }
 
 /* Under rtnl, in unregister_netdevice_many(): see ipoib_dev_cleanup(). */
 static void ipoib_uninit(struct net_device *dev)
 {
-	ipoib_dev_cleanup(netdev_priv(dev));
+	ipoib_dev_cleanup(ipoib_priv(dev));
 }
 
 const struct net_device_ops ipoib_netdev_ops = {
+	.ndo_init		= ipoib_ndo_init,
 	.ndo_uninit		= ipoib_uninit,
 	.ndo_open		= ipoib_open,
 	.ndo_stop		= ipoib_stop,
 	.ndo_start_xmit		= ipoib_start_xmit,
+	.ndo_select_queue	= ipoib_select_queue,
 	.ndo_change_mtu		= ipoib_change_mtu,
 	.ndo_fix_features	= ipoib_fix_features,
 	.ndo_set_rx_mode	= ipoib_set_rx_mode,
@@ -488,7 +574,7 @@ const struct net_device_ops ipoib_netdev_ops = {
 int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 		   u16 pkey)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	u8 addr[INFINIBAND_ALEN];
 	int ret, i;
 
@@ -501,7 +587,7 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 	INIT_LIST_HEAD(&priv->children);
 	mutex_init(&priv->op_mutex);
 	spin_lock_init(&priv->table_lock);
-	INIT_WORK(&priv->resync_work, ipoib_resync_task);
+	INIT_DELAYED_WORK(&priv->resync_work, ipoib_resync_task);
 	INIT_DELAYED_WORK(&priv->recreate_work, ipoib_recreate_task);
 	INIT_WORK(&priv->ah_reap_work, ipoib_ah_reap);
 	init_llist_head(&priv->dead_ahs);
@@ -540,7 +626,7 @@ int ipoib_dev_init(struct net_device *dev, struct ib_device *ca, u32 port,
 	ret = ipoib_mcast_init(priv);
 	if (ret)
 		goto err_path_cleanup;
-	ret = ipoib_ib_init(priv);
+	ret = ipoib_dp_init(priv);
 	if (ret)
 		goto err_mcast_cleanup;
 
@@ -591,19 +677,19 @@ void ipoib_dev_cleanup(struct ipoib_dev_priv *priv)
 	priv->torn_down = true;
 	ib_unregister_event_handler(&priv->event_handler);
 	mutex_lock(&priv->op_mutex);
-	priv->dying = true;
-	ipoib_ib_destroy_qp(priv);
+	WRITE_ONCE(priv->dying, true);
+	ipoib_dp_destroy(priv);
 	mutex_unlock(&priv->op_mutex);
 
 	cancel_delayed_work_sync(&priv->recreate_work);
-	cancel_work_sync(&priv->resync_work);
+	cancel_delayed_work_sync(&priv->resync_work);
 	cancel_delayed_work_sync(&priv->mcast_work);
 	cancel_delayed_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->gc_work);
 	ipoib_neigh_flush(priv);
 	ipoib_path_cleanup(priv);
 	destroy_workqueue(priv->wq);	/* drains: the AH reaper ran */
-	ipoib_ib_cleanup(priv);
+	ipoib_dp_cleanup(priv);
 	ipoib_mcast_cleanup(priv);
 }
 
@@ -613,17 +699,35 @@ void ipoib_dev_free(struct ipoib_dev_priv *priv)
 	ipoib_neigh_cleanup(priv);
 }
 
+/*
+ * rtnl allocates a child's netdev before the HCA may take it over: with
+ * room for the HCA's datapath too (ipoib_rn_init()), once a port of it is
+ * seen. Only grows; module-wide, as the in-tree driver does.
+ */
+static void ipoib_link_grow(struct ib_device *ca, u32 port)
+{
+	struct rdma_netdev_alloc_params params = {};
+
+	if (!ca->ops.rdma_netdev_get_params ||
+	    ca->ops.rdma_netdev_get_params(ca, port, RDMA_NETDEV_IPOIB, &params))
+		return;
+	rtnl_lock();
+	if (params.sizeof_priv > ipoib_link_ops.priv_size)
+		ipoib_link_ops.priv_size = params.sizeof_priv;
+	rtnl_unlock();
+}
+
 static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
 {
 	struct ipoib_dev_priv *priv;
 	struct net_device *dev;
 	int ret;
 
-	dev = alloc_netdev(sizeof(*priv), "ib%d", NET_NAME_UNKNOWN,
-			   ipoib_setup);
-	if (!dev)
-		return ERR_PTR(-ENOMEM);
-	priv = netdev_priv(dev);
+	ipoib_link_grow(ca, port);
+	dev = ipoib_netdev_alloc(ca, port, "ib%d");
+	if (IS_ERR(dev))
+		return ERR_CAST(dev);
+	priv = ipoib_priv(dev);
 	ret = ipoib_dev_init(dev, ca, port, 0);
 	if (ret)
 		goto err_free_netdev;
@@ -633,7 +737,7 @@ static struct ipoib_dev_priv *ipoib_add_port(struct ib_device *ca, u32 port)
 		goto err_dev_cleanup;
 	ipoib_debugfs_add(priv);
 	netdev_info(dev, "%s port %u, qpn 0x%06x, lid 0x%x\n",
-		    dev_name(&ca->dev), port, priv->qp->qp_num,
+		    dev_name(&ca->dev), port, ipoib_qpn(priv),
 		    priv->local_lid);
 	return priv;
 
@@ -641,7 +745,7 @@ err_dev_cleanup:
 	ipoib_dev_cleanup(priv);
 	ipoib_dev_free(priv);
 err_free_netdev:
-	free_netdev(dev);
+	ipoib_netdev_free(dev);
 	return ERR_PTR(ret);
 }
 
@@ -666,7 +770,7 @@ static void ipoib_remove_port(struct ipoib_dev_priv *priv)
 	unregister_netdevice_many(&kill);	/* ndo_uninit: the IB side */
 	rtnl_unlock();
 	ipoib_dev_free(priv);
-	free_netdev(dev);
+	ipoib_netdev_free(dev);
 }
 
 static struct ib_client ipoib_client;

@@ -190,7 +190,7 @@ void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 	if (likely(ah)) {
 		rcu_read_unlock();
 		ipoib_count(priv, IPOIB_CTR_TX_MCAST);
-		ipoib_send(priv, skb, ah, IB_MULTICAST_QPN);
+		ipoib_dp_send(priv, skb, ah, IB_MULTICAST_QPN);
 		return;
 	}
 
@@ -205,7 +205,7 @@ void ipoib_mcast_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		spin_unlock_bh(&mc->lock);
 		rcu_read_unlock();
 		ipoib_count(priv, IPOIB_CTR_TX_MCAST);
-		ipoib_send(priv, skb, ah, IB_MULTICAST_QPN);
+		ipoib_dp_send(priv, skb, ah, IB_MULTICAST_QPN);
 		return;
 	}
 	if (skb_queue_len(&mc->pending) < IPOIB_MCAST_QUEUE_LEN) {
@@ -316,7 +316,7 @@ static void ipoib_mcast_leave(struct ipoib_dev_priv *priv,
 		mc->sa_mc = NULL;
 	}
 	if (mc->attached) {
-		if (ib_detach_mcast(priv->qp, &mc->mgid, mc->mlid))
+		if (ipoib_dp_detach(priv, &mc->mgid, mc->mlid))
 			ipoib_dbg_mcast(priv->dev, "detach %pI6 failed\n",
 					mc->mgid.raw);
 		mc->attached = false;
@@ -418,7 +418,7 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 		priv->bcast_rec = *rec;
 		WRITE_ONCE(priv->mcast_mtu,
 			   min_t(u32, mtu, priv->max_ib_mtu) - IPOIB_ENCAP_LEN);
-		ret = ipoib_ib_set_qkey(priv, qkey);
+		ret = ipoib_dp_set_qkey(priv, qkey);
 		if (ret) {
 			netdev_warn(priv->dev, "setting the Q_Key failed: %d\n",
 				    ret);
@@ -428,8 +428,8 @@ static void ipoib_mcast_joined(struct ipoib_dev_priv *priv,
 	}
 
 	if (!mc->sendonly && !mc->attached) {
-		ret = ib_attach_mcast(priv->qp, &rec->mgid,
-				      be16_to_cpu(rec->mlid));
+		ret = ipoib_dp_attach(priv, &rec->mgid, be16_to_cpu(rec->mlid),
+				      mc == priv->bcast);
 		if (ret) {
 			ipoib_warn_ratelimited(priv, IPOIB_RL_ATTACH,
 					       "cannot attach the QP to group %pI6: %d\n",

@@ -120,7 +120,7 @@ static void ipoib_neigh_unlink(struct ipoib_dev_priv *priv,
  */
 void ipoib_neigh_destroy(struct net_device *dev, struct neighbour *n)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	struct ipoib_neigh_key key;
 	struct ipoib_neigh *neigh;
 

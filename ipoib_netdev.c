@@ -46,7 +46,7 @@ const struct header_ops ipoib_header_ops = {
 
 netdev_tx_t ipoib_start_xmit(struct sk_buff *skb, struct net_device *dev)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 	u8 daddr[IPOIB_PSEUDO_LEN];
 	u32 qpn;
 
@@ -74,21 +74,14 @@ netdev_tx_t ipoib_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	return NETDEV_TX_OK;
 }
 
-void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
+/* Connected mode's own counters, added to either datapath's. */
+static void ipoib_cm_stats_add(struct ipoib_dev_priv *priv,
+			       struct rtnl_link_stats64 *st, u64 *rx_dropped,
+			       u64 *rx_len)
 {
-	struct ipoib_dev_priv *priv = netdev_priv(dev);
 	unsigned int start;
-	u64 rx_dropped, rx_len, rc[5];
+	u64 rc[5];
 
-	do {
-		start = u64_stats_fetch_begin(&priv->rx_stats.syncp);
-		st->rx_packets = u64_stats_read(&priv->rx_stats.packets);
-		st->rx_bytes = u64_stats_read(&priv->rx_stats.bytes);
-		rx_dropped = u64_stats_read(&priv->rx_stats.dropped);
-		st->rx_errors = u64_stats_read(&priv->rx_stats.errors);
-		rx_len = u64_stats_read(&priv->rx_stats.length_errors);
-		st->multicast = u64_stats_read(&priv->rx_stats.multicast);
-	} while (u64_stats_fetch_retry(&priv->rx_stats.syncp, start));
 	do {
 		start = u64_stats_fetch_begin(&priv->cm_rx_stats.syncp);
 		rc[0] = u64_stats_read(&priv->cm_rx_stats.packets);
@@ -99,19 +92,10 @@ void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
 	} while (u64_stats_fetch_retry(&priv->cm_rx_stats.syncp, start));
 	st->rx_packets += rc[0];
 	st->rx_bytes += rc[1];
-	rx_dropped += rc[2];
+	*rx_dropped += rc[2];
 	st->rx_errors += rc[3];
-	rx_len += rc[4];
-	st->rx_dropped = rx_dropped + rx_len;
-	st->rx_length_errors = rx_len;
-	st->rx_errors += rx_len;
+	*rx_len += rc[4];
 
-	do {
-		start = u64_stats_fetch_begin(&priv->tx_stats.syncp);
-		st->tx_packets = u64_stats_read(&priv->tx_stats.packets);
-		st->tx_bytes = u64_stats_read(&priv->tx_stats.bytes);
-		st->tx_errors = u64_stats_read(&priv->tx_stats.errors);
-	} while (u64_stats_fetch_retry(&priv->tx_stats.syncp, start));
 	do {
 		start = u64_stats_fetch_begin(&priv->cm_tx_stats.syncp);
 		rc[0] = u64_stats_read(&priv->cm_tx_stats.packets);
@@ -121,12 +105,60 @@ void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
 	st->tx_packets += rc[0];
 	st->tx_bytes += rc[1];
 	st->tx_errors += rc[2];
+}
+
+void ipoib_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *st)
+{
+	struct ipoib_dev_priv *priv = ipoib_priv(dev);
+	unsigned int start;
+	u64 rx_dropped = 0, rx_len = 0;
+
+	if (priv->enhanced) {
+		/*
+		 * The HCA's datapath counts its queues; we add connected
+		 * mode's and our drops.
+		 */
+		if (priv->rn_ops->ndo_get_stats64)
+			priv->rn_ops->ndo_get_stats64(dev, st);
+		else
+			netdev_stats_to_stats64(st, &dev->stats);
+		ipoib_cm_stats_add(priv, st, &rx_dropped, &rx_len);
+		st->rx_dropped += rx_dropped + rx_len;
+		st->rx_length_errors += rx_len;
+		st->rx_errors += rx_len;
+		st->tx_dropped += atomic_long_read(&priv->tx_dropped);
+		st->tx_carrier_errors = atomic_long_read(&priv->path_drops);
+		return;
+	}
+	do {
+		start = u64_stats_fetch_begin(&priv->rx_stats.syncp);
+		st->rx_packets = u64_stats_read(&priv->rx_stats.packets);
+		st->rx_bytes = u64_stats_read(&priv->rx_stats.bytes);
+		rx_dropped = u64_stats_read(&priv->rx_stats.dropped);
+		st->rx_errors = u64_stats_read(&priv->rx_stats.errors);
+		rx_len = u64_stats_read(&priv->rx_stats.length_errors);
+		st->multicast = u64_stats_read(&priv->rx_stats.multicast);
+	} while (u64_stats_fetch_retry(&priv->rx_stats.syncp, start));
+	do {
+		start = u64_stats_fetch_begin(&priv->tx_stats.syncp);
+		st->tx_packets = u64_stats_read(&priv->tx_stats.packets);
+		st->tx_bytes = u64_stats_read(&priv->tx_stats.bytes);
+		st->tx_errors = u64_stats_read(&priv->tx_stats.errors);
+	} while (u64_stats_fetch_retry(&priv->tx_stats.syncp, start));
+	ipoib_cm_stats_add(priv, st, &rx_dropped, &rx_len);
+	st->rx_dropped = rx_dropped + rx_len;
+	st->rx_length_errors = rx_len;
+	st->rx_errors += rx_len;
 	st->tx_dropped = atomic_long_read(&priv->tx_dropped);
 	st->tx_carrier_errors = atomic_long_read(&priv->path_drops);
 }
 
 void ipoib_setup(struct net_device *dev)
 {
+	struct ipoib_dev_priv *priv = netdev_priv(dev);
+
+	/* our own datapath: netdev_priv() is all ours, rn first */
+	priv->rn.clnt_priv = priv;
 	dev->type = ARPHRD_INFINIBAND;
 	dev->addr_len = INFINIBAND_ALEN;
 	dev->hard_header_len = IPOIB_HARD_LEN;

@@ -236,7 +236,7 @@ static void ipoib_path_send(struct ipoib_dev_priv *priv, struct sk_buff *skb,
 		ipoib_ah_put(ah);
 		return;
 	}
-	ipoib_send(priv, skb, ah, qpn);
+	ipoib_dp_send(priv, skb, ah, qpn);
 }
 
 /*

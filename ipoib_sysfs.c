@@ -19,7 +19,7 @@
 
 static struct ipoib_dev_priv *ipoib_sysfs_priv(struct device *d)
 {
-	return netdev_priv(to_net_dev(d));
+	return ipoib_priv(to_net_dev(d));
 }
 
 /* A P_Key as create_child/delete_child accept it: 0x1..0xffff, any base. */

@@ -449,9 +449,12 @@ tcp_echo_serve() {
 	wait_for 10 sh -c "$pre ss -Hltn | grep -q ':$2 '"
 }
 
-# tcp_echo_client NS|- ADDR PORT TX RX SECS: send the file TX over TCP from
-# NS ("-": here) to the echo server at ADDR:PORT and write what comes back
-# to RX, reading while writing; at most SECS seconds. Not busybox nc's own
+# tcp_echo_client NS|- ADDR PORT TX RX SECS [GATE]: send the file TX over
+# TCP from NS ("-": here) to the echo server at ADDR:PORT and write what
+# comes back to RX, reading while writing; at most SECS seconds. With GATE,
+# the first half of TX goes at once and the rest once the file GATE exists
+# (so that a test can act while the connection carries data and see data
+# pass after it, however fast the first half went). Not busybox nc's own
 # pump (nc ADDR PORT <TX >RX): it blocks in its socket write and reads
 # nothing meanwhile, so against an echo server both directions can fill
 # up and wait for each other forever once the data outgrows the socket
@@ -460,11 +463,13 @@ tcp_echo_serve() {
 # the data goes out from one process and comes back into another, both on
 # the socket nc connected (-e), and a timeout takes both down.
 tcp_echo_client() {
-	local pre= n
+	local pre= n send
 	[ "$1" = - ] || pre="/usr/sbin/ip netns exec $1"
 	n=$(wc -c <"$4")
+	send="cat $4"
+	[ -n "${7:-}" ] && send="{ head -c $((n / 2)) $4; while [ ! -e $7 ]; do sleep 0.1; done; tail -c +$((n / 2 + 1)) $4; }"
 	$pre timeout "$6" nc "$2" "$3" -e /bin/sh -c \
-		"exec 3<&0; cat $4 & c=\$!; head -c $n <&3 >$5 & h=\$!; trap 'kill \$c \$h 2>/dev/null' TERM; wait \$h; wait \$c"
+		"exec 3<&0; $send & c=\$!; head -c $n <&3 >$5 & h=\$!; trap 'kill \$c \$h 2>/dev/null' TERM; wait \$h; wait \$c"
 }
 
 # tcp_echo_check NAME NS|- ADDR PORT KIB: send KIB KiB of random data over

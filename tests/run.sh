@@ -15,11 +15,13 @@
 # Env: CASES_DIR (default tests/cases), LOGDIR (default build/logs/<time>-...),
 # EXTRA_RESULTS (a file of "ok - name" / "not ok - name # why" lines from
 # earlier stages, e.g. lint, counted in the totals), NO_BUILD=1 (do not call
-# tests/vm/build.sh), TIMEOUT_SCALE (multiplies every case's timeout),
+# tests/vm/build.sh), DRIVERS (only these boots: "ours", "stock",
+# "ours/stock"...; separated by ',' or spaces), TIMEOUT_SCALE (multiplies every case's timeout),
 # COUNTS_IN / COUNTS_OUT (a file "N PASS FAIL SKIP": start the numbering and
 # totals from it / write them there at the end, so that tests/check.sh can
 # run the suite on two kernels and print one total), NO_SUMMARY=1 (no final
-# line: an earlier run of a chain of runs).
+# line: an earlier run of a chain of runs), FAILS_OUT (a file the failed
+# tests are appended to; the summary lists them again above the total).
 # Case headers (first 30 lines): "# drivers: ours stock" (a boot per driver,
 # "ours/stock" pairs for two VMs), "# vms: 1|2", "# timeout: S",
 # "# sm: embedded opensm" (a boot per SM mode too; default embedded: the label
@@ -30,7 +32,8 @@
 # "# env: VAR..." (host variables passed to the guest), "# vcpus: N" (a
 # one-VM case about concurrency: its guest gets N vCPUs even when JOBS > 1
 # gives the others one; it boots alone, not in a shared boot, and counts for
-# one job: two VMs at a time then share the two cores with three vCPUs).
+# one job: two VMs at a time then share the two cores with three vCPUs;
+# never two such cases at once).
 # Output: one line per test "ok N case [driver] - name", the guest's dmesg tail
 # for a failed boot, and last exactly one line "N passed, N failed[, N skipped]".
 # Exit status: 0 only if nothing failed and at least one test passed.
@@ -47,8 +50,18 @@ emit() {	# emit STATUS(ok|fail|skip) LABEL NAME [REASON]
 	case $1 in
 	ok) PASS=$((PASS + 1)); echo "ok $N $2 - $3" ;;
 	skip) SKIP=$((SKIP + 1)); echo "ok $N $2 - $3 # SKIP ${4:-}" ;;
-	*) FAIL=$((FAIL + 1)); echo "not ok $N $2 - $3 # ${4:-failed}" ;;
+	*) FAIL=$((FAIL + 1)); echo "not ok $N $2 - $3 # ${4:-failed}"
+	   [ -n "${FAILS_OUT:-}" ] &&
+		echo "not ok $N $2 - $3 # ${4:-failed}" | cut -c1-300 >>"$FAILS_OUT" ;;
 	esac
+}
+
+# fails_list: the failed tests of the whole chain of runs again, just above
+# the total, so that a log's last lines (all CI shows) name what failed.
+fails_list() {
+	[ -n "${FAILS_OUT:-}" ] && [ -s "$FAILS_OUT" ] || return 0
+	echo "# the $(wc -l <"$FAILS_OUT") failed test(s) of this run:"
+	tail -n 12 "$FAILS_OUT" | sed 's/^/#   /'
 }
 
 # The kernel reports lib.sh's kernel_check looks for (its KERNEL_BAD_RE line)
@@ -201,6 +214,7 @@ summary() {
 		[ "$FAIL" = 0 ]
 		return
 	fi
+	fails_list
 	[ -n "${RUN_T0:-}" ] && echo "# total time $(($(date +%s) - RUN_T0)) s"
 	[ "$SKIP" -gt 0 ] && s="$s, $SKIP skipped"
 	echo "$s"
@@ -233,6 +247,17 @@ sm_label() {
 	fi
 }
 
+# driver_matches D: D (e.g. "ours", "ours/stock") is among DRIVERS (words
+# separated by ',' or spaces; unset: every driver)
+driver_matches() {
+	local w
+	[ -z "${DRIVERS:-}" ] && return 0
+	for w in ${DRIVERS//,/ }; do
+		[ "$w" = "$1" ] && return 0
+	done
+	return 1
+}
+
 # case_jobs FILE: one "DRIVER SM" line per boot the case makes. On the
 # (slow) debug kernel "# debug-drivers:" and "# debug-sm:" make fewer boots;
 # in the 6.12 tier (TIER=612) "# 612-drivers:" and "# 612-sm:" do, and the
@@ -249,6 +274,7 @@ case_jobs() {
 		sms=$(hdr "$1" 612-sm)
 	fi
 	for d in ${drivers:-ours}; do
+		driver_matches "$d" || continue
 		for m in ${sms:-embedded}; do
 			echo "$d $m"
 		done
@@ -483,12 +509,12 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 : "${SHARE_TMO:=$([ "$KERNEL" = debug ] && echo 1500 || echo 2400)}"
 [ "$JOBS" -gt 1 ] && export VM_SMP_ALL=${VM_SMP:-1}
 [ "$JOBS" -gt 1 ] || export VM_SMP_ALL=${VM_SMP:-}
-job_f=() job_d=() job_m=() job_w=() job_t=()
+job_f=() job_d=() job_m=() job_w=() job_t=() job_v=()
 declare -A share_f=() share_t=()
 share_flush() {	# share_flush KEY: the shared boot gathered for KEY becomes a job
 	local k=$1
 	[ -n "$k" ] && [ -n "${share_f[$k]:-}" ] || return 0
-	job_f+=("${share_f[$k]# }") job_d+=("${k% *}") job_m+=("${k#* }") job_w+=(1)
+	job_f+=("${share_f[$k]# }") job_d+=("${k% *}") job_m+=("${k#* }") job_w+=(1) job_v+=(0)
 	job_t+=("${share_t[$k]}")
 	unset "share_f[$k]" "share_t[$k]"
 }
@@ -510,6 +536,7 @@ for f in "${selected[@]}"; do
 			share_t[$k]=$((${share_t[$k]:-0} + t))
 		else
 			job_f+=("$f") job_d+=("$d") job_m+=("$m") job_w+=("$w") job_t+=("$t")
+			job_v+=("$([ "$(hdr "$f" vcpus)" -gt 1 ] 2>/dev/null && echo 1 || echo 0)")
 		fi
 	done < <(case_jobs "$f")
 done
@@ -518,7 +545,7 @@ while read -r k; do
 done < <(printf '%s\n' "${!share_f[@]}" | LC_ALL=C sort)
 declare -A running=()
 done_job=()
-next=0 used=0
+next=0 used=0 multi=0
 flush() {
 	while [ "$next" -lt ${#job_f[@]} ] && [ "${done_job[$next]:-0}" = 1 ]; do
 		replay "$LOGDIR/.job.$next"
@@ -535,13 +562,14 @@ reap() {	# wait for one running job to end
 			done_job[j]=1
 		done
 		running=()
-		used=0
+		used=0 multi=0
 		flush
 		return 0
 	fi
 	[ -n "$fin" ] && [ -n "${running[$fin]+x}" ] || return 0
 	j=${running[$fin]}
 	used=$((used - job_w[j]))
+	multi=$((multi - job_v[j]))
 	done_job[j]=1
 	unset "running[$fin]"
 	flush
@@ -551,13 +579,44 @@ reap() {	# wait for one running job to end
 order=$(for idx in "${!job_f[@]}"; do
 	echo "${job_t[$idx]} $idx"
 done | sort -s -k1,1nr | awk '{ print $2 }')
-for idx in $order; do
-	while [ $((used + job_w[idx])) -gt "$JOBS" ]; do
-		reap
+# At most one guest with several vCPUs at a time: two of them (4 vCPUs on
+# the two cores) starved each other (ipoib-cm-scale's 100 peers beside
+# another 2-vCPU case: RNR storms, 36 of 100 answered). While none runs,
+# the first pending one that fits goes next, so that they run beside the
+# one-vCPU boots all along (their guests wait more than they compute);
+# by timeout alone they came after the long shared boots and ran one
+# after the other at the end, 12 minutes of a full run with a core mostly
+# idle (2026-12-07). Otherwise the first pending job that fits runs next.
+# shellcheck disable=SC2206
+pending=($order)
+while [ ${#pending[@]} -gt 0 ]; do
+	pick=-1
+	if [ "$multi" = 0 ] && [ "$JOBS" -gt 1 ]; then
+		for k in "${!pending[@]}"; do
+			idx=${pending[k]}
+			[ "${job_v[idx]}" = 1 ] && [ $((used + job_w[idx])) -le "$JOBS" ] || continue
+			pick=$k
+			break
+		done
+	fi
+	[ "$pick" -ge 0 ] || for k in "${!pending[@]}"; do
+		idx=${pending[k]}
+		[ $((used + job_w[idx])) -gt "$JOBS" ] && continue
+		[ "${job_v[idx]}" = 1 ] && [ "$multi" -gt 0 ] && [ "$JOBS" -gt 1 ] && continue
+		pick=$k
+		break
 	done
+	if [ "$pick" -lt 0 ]; then
+		reap
+		continue
+	fi
+	idx=${pending[pick]}
+	unset "pending[pick]"
+	pending=("${pending[@]}")
 	run_one "${job_f[$idx]}" "${job_d[$idx]}" "${job_m[$idx]}" >"$LOGDIR/.job.$idx" 2>&1 &
 	running[$!]=$idx
 	used=$((used + job_w[idx]))
+	multi=$((multi + job_v[idx]))
 done
 while [ ${#running[@]} -gt 0 ]; do
 	reap

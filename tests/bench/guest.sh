@@ -8,7 +8,8 @@
 #   - the raw ceiling: softib's debugfs "blast" sib0 -> sib1 at the frame
 #     size of a 64-byte UDP datagram (96 bytes) and of a full IPoIB frame
 #     (2048 bytes), no IP stack;
-#   - iperf3 TCP, 1 and 4 streams; iperf3 UDP with 64-byte datagrams;
+#   - iperf3 TCP, 1, 4 and 8 streams (enhanced: 4 on one channel too);
+#     iperf3 UDP with 64-byte datagrams;
 #   - ping RTT percentiles;
 #   - cold resolution of N = 100 and 1000 destinations, with the SA query
 #     count and the slab growth per neighbour (see resolve.c);
@@ -58,9 +59,16 @@ echo 16384 >/proc/sys/net/ipv4/neigh/default/gc_thresh2
 echo 32768 >/proc/sys/net/ipv4/neigh/default/gc_thresh3
 
 # BENCH_OFFLOAD=off: an HCA without UD checksum offload and LSO, so both
-# drivers checksum and segment in software
+# drivers checksum and segment in software; enh: an HCA with the enhanced
+# IPoIB datapath (softib's rdma_netdev provider, as a ConnectX-4's mlx5i:
+# one channel per vCPU), which both drivers use, datagram mode only
 offload_args=
-[ "${BENCH_OFFLOAD:-on}" = off ] && offload_args="ud_csum=0 ud_tso=0"
+case ${BENCH_OFFLOAD:-on} in
+off) offload_args="ud_csum=0 ud_tso=0" ;;
+enh) offload_args="enhanced=1" ;;
+esac
+ENH=0
+[ "${BENCH_OFFLOAD:-on}" = enh ] && ENH=1
 # shellcheck disable=SC2086
 load_ib_core && load_softib ndevs=2 $offload_args && load_ipoib ||
 	{ fail setup "loading modules failed"; exit 0; }
@@ -125,14 +133,32 @@ fi
 if step tcp && iperf tcp4 -P 4; then
 	metric tcp4_bps "$(json_get $RES/tcp4.json sum_received bits_per_second)"
 fi
-# connected mode (RFC 4755, MTU 65520), then back to datagram mode
-if step tcp && in_host a ip link set ib0 type ipoib mode connected &&
+if step tcp && iperf tcp8 -P 8; then
+	metric tcp8_bps "$(json_get $RES/tcp8.json sum_received bits_per_second)"
+fi
+# enhanced: the same 4 streams on one channel each side (ethtool -L), then
+# back to one per vCPU
+channels() { in_host "$1" ethtool -l "$2" | awk '/^Current/ { c = 1 } c && $1 == "Combined:" { print $2; exit }'; }
+if step tcp && [ $ENH = 1 ]; then
+	nch=$(channels a ib0)
+	metric channels "$nch"
+	if in_host a ethtool -L ib0 combined 1 && in_host b ethtool -L ib1 combined 1 &&
+	   wait_for 20 in_host a ping -c 1 -W 2 192.0.2.2 && iperf tcp4_1ch -P 4; then
+		metric tcp4_1ch_bps "$(json_get $RES/tcp4_1ch.json sum_received bits_per_second)"
+	fi
+	in_host a ethtool -L ib0 combined "$nch"
+	in_host b ethtool -L ib1 combined "$nch"
+	wait_for 20 in_host a ping -c 1 -W 2 192.0.2.2 || fail "channels again" "no ping"
+fi
+# connected mode (RFC 4755, MTU 65520), then back to datagram mode (not on
+# the enhanced datapath, where both drivers refuse it)
+if step tcp && [ $ENH = 0 ] && in_host a ip link set ib0 type ipoib mode connected &&
    in_host b ip link set ib1 type ipoib mode connected &&
    in_host a ip link set ib0 mtu 65520 && in_host b ip link set ib1 mtu 65520 &&
    wait_for 20 in_host a ping -c 1 -W 2 -s 60000 192.0.2.2 && iperf cm_tcp1; then
 	metric cm_tcp1_bps "$(json_get $RES/cm_tcp1.json sum_received bits_per_second)"
 fi
-if step tcp; then
+if step tcp && [ $ENH = 0 ]; then
 	in_host a ip link set ib0 type ipoib mode datagram
 	in_host b ip link set ib1 type ipoib mode datagram
 	wait_for 20 in_host a ping -c 1 -W 2 192.0.2.2 || fail "datagram mode again" "no ping"

@@ -16,9 +16,13 @@
 # goes to build/bench/profile.<driver>.txt. BENCH_STEPS: comma-separated
 # subset of ceil,tcp,udp,ping,resolve,scale (default all), for quick
 # experiments.
-# BENCH_OFFLOADS (default "on off"): softib with its UD checksum offload and
-# LSO (what a ConnectX user has), without them, or both; each round boots
-# every driver in every mode, and each mode gets its own table.
+# BENCH_OFFLOADS (default "on off enh"): softib with its UD checksum offload
+# and LSO (what a ConnectX-3 user has), without them, with the enhanced
+# IPoIB datapath (enhanced=1: what a ConnectX-4 and newer user has, one
+# channel per vCPU, the guests have 2), or a subset; each round boots every
+# driver in every mode, and each mode gets its own table; with "on" and
+# "enh" both, a last table gives each driver's gain from the one to the
+# other.
 # KERNEL/KVER/KDIR as for make check.
 # Output: a table of medians with ours/stock and ours/ceiling ratios, the
 # same in build/bench/results.json, per-round figures in
@@ -42,7 +46,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 BT=${BENCH_T:-4}
 DRIVERS="ours stock"
 [ -n "${BENCH_ONLY:-}" ] && DRIVERS=$BENCH_ONLY
-OFFLOADS=${BENCH_OFFLOADS:-on off}
+OFFLOADS=${BENCH_OFFLOADS:-on off enh}
 # label DRIVER MODE: how rounds.txt names a driver in an offload mode
 label() { if [ "$2" = on ]; then echo "$1"; else echo "$1-$2"; fi; }
 OUT=$BUILD/bench
@@ -57,9 +61,10 @@ if [ -n "${BENCH_REPORT:-}" ]; then
 	# only the table, from an earlier run's rounds.txt
 	cp "$BENCH_REPORT" "$ROUNDS_TXT" || die "no $BENCH_REPORT"
 	ROUNDS=$(awk '$1 > n { n = $1 } END { print n + 0 }' "$ROUNDS_TXT")
-	DRIVERS=$(awk '{ sub(/-off$/, "", $2); print $2 }' "$ROUNDS_TXT" | sort -u | tr '\n' ' ')
+	DRIVERS=$(awk '{ sub(/-(off|enh)$/, "", $2); print $2 }' "$ROUNDS_TXT" | sort -u | tr '\n' ' ')
 	DRIVERS=${DRIVERS% }
-	OFFLOADS=$(awk '{ print ($2 ~ /-off$/) ? "off" : "on" }' "$ROUNDS_TXT" | sort -ru | tr '\n' ' ')
+	OFFLOADS=$(awk '{ m = "on"; if (match($2, /-(off|enh)$/)) m = substr($2, RSTART + 1); print m }' \
+		"$ROUNDS_TXT" | sort -ru | tr '\n' ' ')
 fi
 [ -n "$KERNEL_SKIP" ] && die "$KERNEL_SKIP"
 [ -n "${BENCH_REPORT:-}" ] || {
@@ -124,11 +129,9 @@ cp "$ROUNDS_TXT" "$OUT/rounds.txt"
 [ -n "${BENCH_REPORT:-}" ] && cp "$ROUNDS_TXT" "$OUT/rounds.txt"
 
 # --- medians, ratios, table, JSON ---
-# table MODE JSON: the table of one offload mode; A and B are the labels of
-# ours and stock in rounds.txt
-table() {
-awk -v json="$2" -v kver="$KVER" -v rounds="$ROUNDS" -v drivers="$DRIVERS" -v mode="$1" \
-	-v A="$(label ours "$1")" -v B="$(label stock "$1")" '
+# The awk functions both tables use: add(KEY, V) collects a figure, median(KEY)
+# is the median of those collected under KEY ("" if none).
+AWK_MEDIAN='
 function median(key,    n, i, j, t, a) {
 	n = cnt[key]
 	if (!n)
@@ -142,6 +145,12 @@ function median(key,    n, i, j, t, a) {
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 function add(key, v) { val[key, ++cnt[key]] = v }
+'
+# table MODE JSON: the table of one offload mode; A and B are the labels of
+# ours and stock in rounds.txt
+table() {
+awk -v json="$2" -v kver="$KVER" -v rounds="$ROUNDS" -v drivers="$DRIVERS" -v mode="$1" \
+	-v A="$(label ours "$1")" -v B="$(label stock "$1")" "$AWK_MEDIAN"'
 function fmt(v, scale, prec) { return v == "" ? "n/a" : sprintf("%." prec "f", v / scale) }
 function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "" : a / b }
 function jnum(v) { return v == "" ? "null" : sprintf("%.6g", v) }
@@ -178,9 +187,11 @@ END {
 				add(d SUBSEP "resolve" n "_q_per_gid", per[r, d, "resolve" n "_sa_queries"] / n)
 	}
 	# name, label, unit scale, precision, better (h/l), target ours/stock, ceiling key
-	nm = split("tcp1_bps tcp4_bps cm_tcp1_bps cm_over_dg tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps udp64_rcvbuf_errors_ps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve1000_sa_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh slab_B_per_path slab_B_per_drv_neigh slab1000_same_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt gc10000_pass_us rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
+	nm = split("tcp1_bps tcp4_bps tcp8_bps tcp4_1ch_bps cm_tcp1_bps cm_over_dg tcp1_cpu_ns_per_kB udp64_pps udp64_dev_rx_pps udp64_rcvbuf_errors_ps rtt_p50_us rtt_p99_us resolve100_ms resolve1000_ms resolve1000_send_ms resolve1000_sa_ms resolve100_q_per_gid resolve1000_q_per_gid resolve1000_slab_B_per_neigh slab_B_per_path slab_B_per_drv_neigh slab1000_same_B_per_neigh resolve10000_ms resolve10000_q_per_gid resolve10000_slab_B_per_neigh warm100_send_ns_per_pkt warm1000_send_ns_per_pkt warm10000_send_ns_per_pkt gc10000_pass_us rereg_path_queries rereg_peak_qps rereg_settle_ms rereg_ping_lost rereg_resend10000_ms rereg_resend10000_queries ceil_small_pps ceil_big_Bps", M, " ")
 	L["tcp1_bps"] = "TCP 1 stream (Mbit/s)";	S["tcp1_bps"] = 1e6;	P["tcp1_bps"] = 1;	G["tcp1_bps"] = ">= 1.3";	C["tcp1_bps"] = "tcp1_ceil"
 	L["tcp4_bps"] = "TCP 4 streams (Mbit/s)";	S["tcp4_bps"] = 1e6;	P["tcp4_bps"] = 1;	G["tcp4_bps"] = ">= 1.3";	C["tcp4_bps"] = "tcp4_ceil"
+	L["tcp8_bps"] = "TCP 8 streams (Mbit/s)";	S["tcp8_bps"] = 1e6;	P["tcp8_bps"] = 1;	G["tcp8_bps"] = mode == "enh" ? ">= 1.0" : ""
+	L["tcp4_1ch_bps"] = "TCP 4, one channel (Mbit/s)";	S["tcp4_1ch_bps"] = 1e6;	P["tcp4_1ch_bps"] = 1;	G["tcp4_1ch_bps"] = ""
 	L["cm_tcp1_bps"] = "TCP 1, connected (Mbit/s)";	S["cm_tcp1_bps"] = 1e6;	P["cm_tcp1_bps"] = 1;	G["cm_tcp1_bps"] = ""
 	L["cm_over_dg"] = "  connected/datagram";	S["cm_over_dg"] = 1;	P["cm_over_dg"] = 2;	G["cm_over_dg"] = ""
 	L["tcp1_cpu_ns_per_kB"] = "TCP 1 CPU us/MB (guest)";	S["tcp1_cpu_ns_per_kB"] = 1;	P["tcp1_cpu_ns_per_kB"] = 0;	G["tcp1_cpu_ns_per_kB"] = "<= 0.8"
@@ -215,7 +226,14 @@ END {
 	L["ceil_small_pps"] = "ceiling 96 B (kpps)";	S["ceil_small_pps"] = 1e3;	P["ceil_small_pps"] = 1;	G["ceil_small_pps"] = ""
 	L["ceil_big_Bps"] = "ceiling 2048 B (Mbit/s)";	S["ceil_big_Bps"] = 1e6 / 8;	P["ceil_big_Bps"] = 1;	G["ceil_big_Bps"] = ""
 
-	printf "\noffloads %s (softib ud_csum/ud_tso %s)\n", mode, mode == "on" ? "1" : "0"
+	if (mode == "enh") {	# the provider moves the packets: parity is the goal
+		G["tcp1_bps"] = G["tcp4_bps"] = G["udp64_pps"] = G["udp64_dev_rx_pps"] = ">= 1.0"
+		G["tcp1_cpu_ns_per_kB"] = "<= 1.0"
+	}
+	if (mode == "enh")
+		printf "\nenhanced IPoIB (softib enhanced=1, offloads on, 2 vCPUs: 2 channels)\n"
+	else
+		printf "\noffloads %s (softib ud_csum/ud_tso %s)\n", mode, mode == "on" ? "1" : "0"
 	printf "%-26s %12s %12s %11s %9s %13s\n", "medians of " rounds " rounds", "ours", "stock", "ours/stock", "target", "ours/ceiling"
 	printf "%-26s %12s %12s %11s %9s %13s\n", "--------------------------", "------------", "------------", "-----------", "---------", "-------------"
 	printf "{\n  \"kernel\": \"%s\",\n  \"offloads\": \"%s\",\n  \"rounds\": %d,\n  \"drivers\": \"%s\",\n  \"note\": \"medians over rounds; ours/stock = ratio of the medians; ours/ceiling = median of per-boot ratios to the softib blast ceiling measured in the same boot (TCP: bytes/s at 2048-byte frames, UDP: packets/s at 96-byte frames)\",\n  \"metrics\": {\n", kver, mode, rounds, drivers >json
@@ -243,6 +261,29 @@ for m in $OFFLOADS; do
 		table "$m" "$OUT/results.$m.json"
 	fi
 done
+
+# gain LEGACY ENH: each driver's medians on the enhanced datapath over its
+# own on the verbs datapath (what a ConnectX-4 user gains over a ConnectX-3)
+gain() {
+awk -v rounds="$ROUNDS" -v A0="$(label ours "$1")" -v A1="$(label ours "$2")" \
+	-v B0="$(label stock "$1")" -v B1="$(label stock "$2")" "$AWK_MEDIAN"'
+function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "n/a" : sprintf("%.2f", a / b) }
+$4 != "" { add($2 SUBSEP $3, $4) }
+END {
+	n = split("tcp1_bps tcp4_bps tcp8_bps udp64_pps udp64_dev_rx_pps rtt_p50_us tcp1_cpu_ns_per_kB", M, " ")
+	printf "\nenhanced over legacy datapath (medians of %d rounds; RTT and CPU: lower is better)\n", rounds
+	printf "%-26s %12s %12s %14s\n", "", "ours", "stock", "ours/stock gain"
+	for (i = 1; i <= n; i++) {
+		m = M[i]
+		go = ratio(median(A1 SUBSEP m), median(A0 SUBSEP m))
+		gs = ratio(median(B1 SUBSEP m), median(B0 SUBSEP m))
+		printf "%-26s %12s %12s %14s\n", m, go, gs, (go == "n/a" || gs == "n/a" || gs == 0) ? "n/a" : sprintf("%.2f", go / gs)
+	}
+}' "$ROUNDS_TXT"
+}
+if [[ " $OFFLOADS " == *" on "* && " $OFFLOADS " == *" enh "* ]]; then
+	gain on enh
+fi
 
 echo
 echo "bench: results in ${OUT#"$REPO"/}/results.json, per-round figures in ${OUT#"$REPO"/}/rounds.txt ($(($(date +%s) - T0)) s)"

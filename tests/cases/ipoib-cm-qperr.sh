@@ -17,7 +17,10 @@
 # passive QP from a fails, it is gone from b's SRQ within 10 s (before the
 # fix it stayed until connected mode stopped, and each held one of 64
 # passive slots), a's next 60000-byte ping makes a new connection and is
-# answered; at the end, b's switch to datagram mode takes no drain timeout.
+# answered. Then the active side: a QP fatal error on each of a's RC QPs, and
+# a reaches b again over new connections within 15 s and destroys the
+# failed QPs (ours; a stock finding: never). At the end, b's switch to
+# datagram mode takes no drain timeout.
 . /tests/lib.sh
 
 # passive: the QPNs on sib1's SRQ (b's passive connections), one a line
@@ -98,6 +101,53 @@ while [ $r -le $ROUNDS ]; do
 	r=$((r + 1))
 done
 check "$ROUNDS passive QPs failed by themselves (RDMA WRITE, QP fatal) were destroyed, each within 10 s" test $bad = 0
+
+# The active side too: a QP fatal error on every RC QP of a (its own
+# connection to b, and b's to it). The HCA flushes an errored QP's sends
+# without an error CQE of their own and raises IB_EVENT_QP_FATAL; the
+# connection must be made anew, or every later send to b is flushed too
+# (race-stress seed 1206 found it: d never reached c again after a
+# qpfatal on c's side).
+rc_qps() {	# rc_qps DEV: the RC QPs in RTS of DEV's port 1
+	rdma res show qp link "$1/1" 2>/dev/null | awk '{
+		q = t = s = ""
+		for (i = 1; i < NF; i++) {
+			if ($i == "lqpn") q = $(i + 1)
+			if ($i == "type") t = $(i + 1)
+			if ($i == "state") s = $(i + 1)
+		}
+		if (t == "RC" && s == "RTS") print q
+	}'
+}
+# none_left QPN...: none of these QPs exists any more on sib0
+none_left() {
+	local q
+	for q in "$@"; do
+		rdma res show qp link sib0/1 2>/dev/null | grep -q "lqpn $q " && return 1
+	done
+	return 0
+}
+old=$(rc_qps sib0 | tr '\n' ' ')
+check "a has RC QPs ($old)" test -n "$old"
+for q in $old; do
+	echo "$q" >"$(sib sib0 qp_fatal)"
+done
+if [ "$IPOIB_DRIVER" = ours ]; then
+	check_wait "after a QP fatal error on each, a 60000-byte ping is answered again" 15 big_ping
+	# shellcheck disable=SC2086
+	check_wait "... and a destroyed the failed QPs" 15 none_left $old
+else
+	# Stock finding (2026-12-06): the in-tree driver's active QP has no
+	# event handler and its send completions ignore flush errors, so the
+	# connection stays "up" on a QP in error: no reply in 15 s, both QPs
+	# still there (Documentation/testing.rst).
+	no_recovery() { ! wait_for 15 big_ping; }
+	kept() { ! none_left "$@"; }
+	check "stock finding: a's connection to b never recovers (no reply in 15 s)" no_recovery
+	# shellcheck disable=SC2086
+	check "stock finding: the failed QPs ($old) are kept" kept $old
+fi
+
 dmesg_mark qperr
 t0=$(_t_now_ds)
 check "b to datagram mode" in_host b sh -c 'echo datagram >/sys/class/net/ib1/mode'

@@ -59,6 +59,8 @@ struct net_device;
 #define SOFTIB_MAX_QP_WR	16384
 #define SOFTIB_MAX_CQE		65536
 #define SOFTIB_MAX_QP		4096
+#define SOFTIB_QPN_FIRST	0x48
+#define SOFTIB_QPN_LAST		0xfffffe	/* 0xffffff is the multicast QPN */
 #define SOFTIB_MAX_MCAST_GRP	1024
 #define SOFTIB_MAX_MCAST_ATT	64
 #define SOFTIB_GUID_BASE	0x0002c90300a00000ULL
@@ -187,6 +189,8 @@ struct softib_dev {
 	u64 guid;			/* node and port GUID, from the first LID */
 	enum ib_mtu mtu;		/* active and max MTU of the port */
 	bool ud_csum, ud_tso;		/* offloads offered (softib_offload.c) */
+	bool enhanced;			/* HCA: offers rdma_netdev (softib_rn.c) */
+	struct softib_rn *rn_parent;	/* the port's enhanced IPoIB parent (softib_rn.c) */
 
 	struct mutex cfg_lock;		/* serializes writers of the fields below */
 	u16 lid;			/* READ_ONCE: read anywhere */
@@ -317,6 +321,7 @@ struct softib_srq {
 };
 
 struct softib_rc;
+struct softib_rn;
 
 /* A send WR posted and not yet completed. */
 struct softib_swqe {
@@ -357,6 +362,11 @@ struct softib_qp {
 	 * only RESET -> INIT carries; READ_ONCE from the fabric
 	 */
 	struct softib_dev *sport;
+	/*
+	 * the enhanced IPoIB netdev whose underlay QP this is (softib_rn.c),
+	 * or NULL for a verbs QP; such a QP has no CQs and no rings
+	 */
+	struct softib_rn *rn;
 };
 
 /*
@@ -411,7 +421,7 @@ extern unsigned int softib_port_mtu;	/* module parameter, bytes */
 u64 softib_guid_from_lid(u16 lid);
 /* Creates and registers a device; ndev NULL = in-kernel fabric. Sleeps. */
 struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, u16 lid,
-				     unsigned int nports);
+				     unsigned int nports, bool enhanced);
 const char *softib_dev_name(struct softib_dev *sdev);	/* port 2: "<hca>p2" */
 /* Unregisters synchronously (the core then calls dealloc_driver). Sleeps. */
 void softib_dev_destroy(struct softib_dev *sdev);
@@ -494,6 +504,11 @@ int softib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
 int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+/* the same for any QP; lid 0: matched by the packets' GRH DGID (by MGID) */
+int softib_qp_attach(struct softib_dev *sdev, struct softib_qp *qp, const union ib_gid *gid,
+		     u16 lid);
+int softib_qp_detach(struct softib_dev *sdev, struct softib_qp *qp, const union ib_gid *gid);
+void softib_qp_detach_all(struct softib_dev *sdev, struct softib_qp *qp);
 /*
  * Deliver one received packet to one QP (P_Key/Q_Key/state checks, WC);
  * dropped and counted (drop_no_rwqe) when the QP has no receive WQE posted.
@@ -517,6 +532,9 @@ u32 softib_sq_add(struct softib_qp *qp, const struct ib_send_wr *wr, u32 len,
 		  enum ib_wc_status status, bool no_pkt);
 void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr *attr, u32 len,
 		      struct ib_grh *grh);
+void softib_ud_headers(struct softib_dev *sdev, struct softib_pkt *pkt,
+		       const struct rdma_ah_attr *attr, u16 pkey, u32 dqpn, u32 qkey,
+		       u32 sqpn);
 void softib_scatter(const struct softib_rwqe *wqe, u32 off, const void *src, u32 len);
 
 /* softib_rc.c: RC requester and responder */
@@ -619,5 +637,9 @@ void softib_debugfs_dev_remove(struct softib_dev *sdev);
 
 /* softib_blast.c: the raw-ceiling knob (debugfs "blast"), removed with root */
 void softib_blast_init(struct dentry *root);
+
+/* softib_hold.c: the hold_netdev knob (references on interfaces) */
+void softib_hold_init(struct dentry *root);
+void softib_hold_release_all(void);
 
 #endif /* _SOFTIB_H */

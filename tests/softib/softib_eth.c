@@ -45,6 +45,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "softib.h"
+#include "softib_rn.h"
 #include "softib_eth.h"
 
 #define SOFTIB_ETH_TXQ_MAX	1024	/* frames waiting for tx_work */
@@ -580,7 +581,8 @@ static int softib_eth_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -EEXIST;
 
 	sdev = softib_dev_create(ibdev_name, ndev,
-				 softib_eth_lid_from_mac(ndev->dev_addr), 1);
+				 softib_eth_lid_from_mac(ndev->dev_addr), 1,
+				 READ_ONCE(softib_enhanced));
 	if (IS_ERR(sdev))
 		return PTR_ERR(sdev);
 

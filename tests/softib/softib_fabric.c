@@ -174,6 +174,17 @@ static bool softib_sa_is_here(void)
 }
 
 /*
+ * Does a multicast packet reach this attachment: by its DLID, or, for an
+ * attachment without an MLID (enhanced IPoIB's, by MGID), by its GRH DGID.
+ */
+static bool softib_att_matches(const struct softib_mcast_att *att, const struct softib_pkt *pkt)
+{
+	if (att->mlid)
+		return att->mlid == pkt->dlid;
+	return pkt->has_grh && !memcmp(&att->mgid, &pkt->grh.dgid, sizeof(att->mgid));
+}
+
+/*
  * Does the fabric forward this multicast packet to the port? Only if a QP
  * of the port is attached to the group and, as a switch whose multicast
  * forwarding tables the SM built from the SA's memberships, only if the
@@ -190,7 +201,7 @@ static bool softib_mcast_wanted(struct softib_dev *sdev, const struct softib_pkt
 	u32 i;
 
 	list_for_each_entry_rcu(att, &sdev->mcast, list) {
-		if (att->mlid == pkt->dlid) {
+		if (softib_att_matches(att, pkt)) {
 			attached = true;
 			break;
 		}
@@ -214,7 +225,7 @@ static void softib_rx_mcast(struct softib_dev *sdev, const struct softib_pkt *pk
 	bool any = false;
 
 	list_for_each_entry_rcu(att, &sdev->mcast, list) {
-		if (att->mlid != pkt->dlid)
+		if (!softib_att_matches(att, pkt))
 			continue;
 		if (pkt->has_grh && memcmp(&att->mgid, &pkt->grh.dgid, sizeof(att->mgid)))
 			continue;

@@ -14,12 +14,18 @@
 #include <rdma/ib_verbs.h>
 
 #include "softib.h"
+#include "softib_rn.h"
 #include "softib_eth.h"
 #include "softib_sa.h"
 
 static unsigned int ndevs = 2;
 module_param(ndevs, uint, 0444);
 MODULE_PARM_DESC(ndevs, "number of devices on the in-kernel fabric (LIDs 1..ndevs)");
+
+static unsigned int enhanced_devs;
+module_param(enhanced_devs, uint, 0444);
+MODULE_PARM_DESC(enhanced_devs,
+		 "bit i set: device i of the in-kernel fabric offers the enhanced IPoIB datapath whatever 'enhanced' says (a fabric of both kinds)");
 
 static unsigned int ports = 1;
 module_param(ports, uint, 0444);
@@ -106,10 +112,10 @@ static void softib_port_init(struct softib_dev *hca, struct softib_dev *sdev, u8
 
 /*
  * A device with @nports ports (1, or 2 on the in-kernel fabric) whose
- * port p has LID @lid + p - 1.
+ * port p has LID @lid + p - 1; @enhanced: it offers rdma_netdev.
  */
 struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, u16 lid,
-				     unsigned int nports)
+				     unsigned int nports, bool enhanced)
 {
 	struct softib_dev *sdev, *port2 = NULL;
 	unsigned int p;
@@ -139,6 +145,7 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
 	sdev->next_qpn = 0x48;
 
+	sdev->enhanced = enhanced;	/* fixed while registered */
 	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
 	sdev->ibdev.node_guid = cpu_to_be64(sdev->guid);
 	sdev->ibdev.phys_port_cnt = nports;
@@ -282,6 +289,7 @@ static int __init softib_init(void)
 	softib_fabric_set_seed(1);
 	softib_debugfs_init();
 	softib_blast_init(softib_debugfs_root);
+	softib_hold_init(softib_debugfs_root);
 
 	err = softib_sa_init(softib_debugfs_root);
 	if (err)
@@ -293,7 +301,9 @@ static int __init softib_init(void)
 
 	for (i = 0; i < ndevs; i++) {
 		snprintf(name, sizeof(name), "sib%u", i);
-		sdev = softib_dev_create(name, NULL, i * ports + 1, ports);
+		sdev = softib_dev_create(name, NULL, i * ports + 1, ports,
+					 READ_ONCE(softib_enhanced) ||
+					 (i < 32 && enhanced_devs & BIT(i)));
 		if (IS_ERR(sdev)) {
 			err = PTR_ERR(sdev);
 			pr_err("creating %s failed: %d\n", name, err);
@@ -314,6 +324,7 @@ err_sa:
 	softib_sa_exit();
 err_debugfs:
 	softib_debugfs_exit();
+	softib_hold_release_all();
 	root_device_unregister(softib_root);
 	return err;
 }
@@ -325,6 +336,8 @@ static void __exit softib_exit(void)
 	softib_sma_exit();
 	softib_sa_exit();
 	softib_debugfs_exit();
+	/* after the devices: a held interface's destructor runs now */
+	softib_hold_release_all();
 	root_device_unregister(softib_root);
 }
 

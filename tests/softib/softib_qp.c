@@ -20,9 +20,7 @@
 #include <net/netlink.h>
 
 #include "softib.h"
-
-#define SOFTIB_QPN_FIRST	0x48
-#define SOFTIB_QPN_LAST		0xfffffe	/* 0xffffff is the multicast QPN */
+#include "softib_rn.h"
 
 int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata)
 {
@@ -117,7 +115,7 @@ err_free_rq:
 	return err;
 }
 
-static void softib_qp_detach_all(struct softib_dev *sdev, struct softib_qp *qp)
+void softib_qp_detach_all(struct softib_dev *sdev, struct softib_qp *qp)
 {
 	struct softib_mcast_att *att, *tmp;
 	unsigned long flags;
@@ -213,6 +211,10 @@ void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn,
 	/* destroy_qp erases the QPN, then waits for RCU: qp is still alive here */
 	if (softib_qp_find(sdev, qpn) != qp)
 		return;
+	if (qp->rn) {
+		softib_rn_tx_done(qp->rn, seq);	/* seq: the tx queue */
+		return;
+	}
 	spin_lock_irqsave(&qp->lock, flags);
 	softib_sq_done_locked(qp, seq);
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -498,6 +500,29 @@ void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr *attr, 
 }
 
 /*
+ * The headers of a UD SEND ONLY from QP @sqpn of port @sdev along @attr
+ * (LRH, BTH, DETH, and the GRH if @attr has one) around @pkt's payload,
+ * whose length pkt->len already is.
+ */
+void softib_ud_headers(struct softib_dev *sdev, struct softib_pkt *pkt,
+		       const struct rdma_ah_attr *attr, u16 pkey, u32 dqpn, u32 qkey,
+		       u32 sqpn)
+{
+	pkt->slid = softib_dev_lid(sdev);
+	pkt->dlid = rdma_ah_get_dlid(attr);
+	pkt->sl = rdma_ah_get_sl(attr);
+	pkt->pkey = pkey;
+	pkt->dqpn = dqpn & 0xffffff;
+	pkt->qkey = qkey;
+	pkt->sqpn = sqpn;
+	pkt->opcode = IB_OPCODE_UD_SEND_ONLY;
+	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
+		pkt->has_grh = true;
+		softib_build_grh(sdev, attr, pkt->len, &pkt->grh);
+	}
+}
+
+/*
  * Put a send WR on the send queue; caller holds qp->lock and checked there
  * is room. Returns its sequence number.
  */
@@ -538,23 +563,13 @@ static struct softib_pkt *softib_pkt_for(const struct ib_send_wr *wr, u32 len, v
 		return NULL;
 
 	attr = &to_sah(ud->ah)->attr;
-	pkt->slid = softib_dev_lid(t->sdev);
-	pkt->dlid = rdma_ah_get_dlid(attr);
-	pkt->sl = rdma_ah_get_sl(attr);
-	pkt->pkey = t->pkey;
-	pkt->dqpn = ud->remote_qpn & 0xffffff;
 	/* a Q_Key with the MSB set means "use the QP's own Q_Key" */
-	pkt->qkey = ud->remote_qkey & 0x80000000 ? READ_ONCE(t->qp->qkey) : ud->remote_qkey;
-	pkt->sqpn = t->qp->ibqp.qp_num;
+	softib_ud_headers(t->sdev, pkt, attr, t->pkey, ud->remote_qpn,
+			  ud->remote_qkey & 0x80000000 ? READ_ONCE(t->qp->qkey) : ud->remote_qkey,
+			  t->qp->ibqp.qp_num);
 	if (wr->opcode == IB_WR_SEND_WITH_IMM) {
 		pkt->opcode = IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE;
 		pkt->imm = wr->ex.imm_data;
-	} else {
-		pkt->opcode = IB_OPCODE_UD_SEND_ONLY;
-	}
-	if (rdma_ah_get_ah_flags(attr) & IB_AH_GRH) {
-		pkt->has_grh = true;
-		softib_build_grh(t->sdev, attr, len, &pkt->grh);
 	}
 	return pkt;
 }
@@ -779,16 +794,17 @@ int softib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return err;
 }
 
-int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+/*
+ * Attach qp to the group gid. lid 0 (enhanced IPoIB's underlay QP, which
+ * ConnectX attaches by MGID and MLID-less): the group's packets are found
+ * by their GRH DGID, which multicast always carries.
+ */
+int softib_qp_attach(struct softib_dev *sdev, struct softib_qp *qp, const union ib_gid *gid,
+		     u16 lid)
 {
-	struct softib_qp *qp = to_sqp(ibqp);
-	struct softib_dev *sdev = READ_ONCE(qp->sport);
 	struct softib_mcast_att *att, *new;
 	unsigned long flags;
 	int err = 0;
-
-	if (ibqp->qp_type != IB_QPT_UD || gid->raw[0] != 0xff || !softib_lid_is_mcast(lid))
-		return -EINVAL;
 
 	new = kzalloc(sizeof(*new), GFP_KERNEL);
 	if (!new)
@@ -802,7 +818,7 @@ int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		if (memcmp(&att->mgid, gid, sizeof(*gid)))
 			continue;
 		/* one MGID has one MLID on a subnet */
-		if (att->mlid != lid) {
+		if (lid && att->mlid && att->mlid != lid) {
 			err = -EINVAL;
 			goto out_unlock;
 		}
@@ -821,24 +837,33 @@ int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 out_unlock:
 	spin_unlock_irqrestore(&sdev->mcast_lock, flags);
 	kfree(new);
+	return err;
+}
+
+int softib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct softib_qp *qp = to_sqp(ibqp);
+	int err;
+
+	if (ibqp->qp_type != IB_QPT_UD || gid->raw[0] != 0xff || !softib_lid_is_mcast(lid))
+		return -EINVAL;
+	err = softib_qp_attach(READ_ONCE(qp->sport), qp, gid, lid);
 	if (err)
 		ibdev_dbg(ibqp->device, "attach %pI6 lid 0x%x: %d\n", gid->raw, lid, err);
 	return err;
 }
 
-int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+/*
+ * ConnectX finds the attachment by MGID and QP and ignores the LID given
+ * to detach, so a consumer whose member record changed since the attach
+ * still detaches.
+ */
+int softib_qp_detach(struct softib_dev *sdev, struct softib_qp *qp, const union ib_gid *gid)
 {
-	struct softib_qp *qp = to_sqp(ibqp);
-	struct softib_dev *sdev = READ_ONCE(qp->sport);
 	struct softib_mcast_att *att;
 	unsigned long flags;
 	int err = -EINVAL;
 
-	/*
-	 * ConnectX finds the attachment by MGID and QP and ignores the LID
-	 * given to detach, so a consumer whose member record changed since
-	 * the attach still detaches.
-	 */
 	spin_lock_irqsave(&sdev->mcast_lock, flags);
 	list_for_each_entry(att, &sdev->mcast, list) {
 		if (att->qp != qp || memcmp(&att->mgid, gid, sizeof(*gid)))
@@ -852,6 +877,13 @@ int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	}
 	spin_unlock_irqrestore(&sdev->mcast_lock, flags);
 	return err;
+}
+
+int softib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct softib_qp *qp = to_sqp(ibqp);
+
+	return softib_qp_detach(READ_ONCE(qp->sport), qp, gid);
 }
 
 /* Copy len bytes from src to the WQE's buffers, starting at byte off. */
@@ -938,6 +970,11 @@ void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 	}
 	if (!softib_qp_rx_keys(sdev, qp, pkt, &pkey_index))
 		return;
+	if (qp->rn) {
+		/* an enhanced IPoIB underlay QP: the provider's channels */
+		softib_rn_rx(sdev, qp->rn, pkt);
+		return;
+	}
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQE) {

@@ -9,6 +9,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "softib.h"
+#include "softib_rn.h"
 #include "softib_sa.h"
 
 /*
@@ -259,6 +260,7 @@ const struct ib_device_ops softib_dev_ops = {
 	.query_pkey = softib_query_pkey,
 	.get_dev_fw_str = softib_get_dev_fw_str,
 	.dealloc_driver = softib_dealloc_driver,
+	.rdma_netdev_get_params = softib_rn_get_params,
 
 	.alloc_pd = softib_alloc_pd,
 	.dealloc_pd = softib_dealloc_pd,

@@ -18,6 +18,15 @@ set -euo pipefail
 
 G=$BUILD/dkms-test/guest
 mkdir -p "$2/root/dkms"
+# make check runs the dkms stage beside the suite: wait for it to end
+if [ -n "${DKMS_STAGE_RC:-}" ]; then
+	n=0
+	while [ ! -e "$DKMS_STAGE_RC" ] && [ $n -lt 1200 ]; do
+		sleep 1
+		n=$((n + 1))
+	done
+	[ -e "$DKMS_STAGE_RC" ] || echo "vm-hook: the dkms stage did not end within 1200 s" >&2
+fi
 if [ ! -d "$G/$KVER/installed" ] && [ ! -e "$G/none" ]; then
 	KVER=$KVER bash "$REPO/tests/dkms.sh" >&2 || true
 fi
