@@ -742,6 +742,7 @@ void ipoib_cm_stop(struct ipoib_dev_priv *priv);
 bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 		   struct sk_buff *skb, const u8 *daddr);
 void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh);
+void ipoib_cm_neigh_moved(struct ipoib_neigh *neigh);
 
 /* ipoib_ah.c */
 struct ipoib_ah *ipoib_ah_create(struct ipoib_dev_priv *priv,
@@ -769,6 +770,7 @@ bool ipoib_path_copy_rec(struct ipoib_path *path, struct sa_path_rec *rec);
 void ipoib_path_refresh_all(struct ipoib_dev_priv *priv);
 void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
 			   const union ib_gid *gid, u32 slid);
+void ipoib_path_suspect(struct ipoib_dev_priv *priv, const union ib_gid *gid);
 void ipoib_path_note_slid(struct ipoib_dev_priv *priv, u32 qpn, u32 slid);
 void ipoib_path_gc(struct ipoib_dev_priv *priv, bool pressure);
 bool ipoib_path_has_failed(struct ipoib_path *path);

@@ -155,10 +155,12 @@ static bool ipoib_cm_work_one(struct ipoib_cm *cm)
 			break;
 		}
 	}
-	if (do_tx && do_tx->state == IPOIB_CM_TX_NEW)
+	if (do_tx && do_tx->state == IPOIB_CM_TX_NEW) {
+		WRITE_ONCE(do_tx->req_at, jiffies);
 		WRITE_ONCE(do_tx->state, IPOIB_CM_TX_CONNECTING);
-	else if (do_tx)
+	} else if (do_tx) {
 		skb_queue_splice_init(&do_tx->queue, &purge);
+	}
 	if (!do_tx) {
 		list_for_each_entry(rx, &cm->rx_list, list) {
 			if (rx->state == IPOIB_CM_RX_DRAINED) {

@@ -21,6 +21,8 @@
 #define IPOIB_CM_QUEUE_LEN	16	/* packets held while connecting */
 #define IPOIB_CM_RETRY_DELAY	(2 * HZ) /* UD only after a refusal ... */
 #define IPOIB_CM_BACKOFF_MAX	5	/* ... doubled up to 64 s */
+/* a REQ unanswered this long: is our path to the peer stale? */
+#define IPOIB_CM_SUSPECT_AFTER	(5 * HZ)
 #define IPOIB_CM_COPYBREAK	256	/* copied, the buffer reposted */
 #define IPOIB_CM_HEAD		128	/* headers copied to the linear part */
 #define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
@@ -64,6 +66,7 @@ struct ipoib_cm_tx {
 	u32 dqpn;			/* the peer's UD QPN */
 	enum ipoib_cm_tx_state state;	/* cm->lock, READ_ONCE by xmit */
 	unsigned long retry_at;		/* jiffies, FAILED */
+	unsigned long req_at;		/* jiffies: to CONNECTING; cm->lock */
 	unsigned int fails;		/* in a row, for the back-off; cm->lock */
 	struct sa_path_rec rec;
 	struct ib_cm_id *id;		/* cm->work */

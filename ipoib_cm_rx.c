@@ -323,6 +323,7 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 	struct ipoib_dev_priv *priv = cm->priv;
 	struct ib_cm_rep_param rep = {};
 	struct ipoib_cm_data data;
+	struct sa_path_rec *path;
 	struct ipoib_cm_rx *rx;
 	unsigned long flags;
 	unsigned int i, max;
@@ -341,13 +342,27 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 	 * a member of ours (review 2026-12, finding 13). The membership bit
 	 * may differ (a limited member talks to a full one).
 	 */
-	pkey = be16_to_cpu(event->param.req_rcvd.primary_path->pkey);
+	path = event->param.req_rcvd.primary_path;
+	pkey = be16_to_cpu(path->pkey);
 	if ((pkey ^ READ_ONCE(priv->pkey)) & ~IPOIB_PKEY_FULL) {
 		ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
 				       "connection from %pI6 over P_Key 0x%04x refused: not ours\n",
-				       event->param.req_rcvd.primary_path->sgid.raw,
-				       pkey);
+				       path->dgid.raw, pkey);
 		return -EINVAL;
+	}
+	/*
+	 * ib_cm turned the REQ's path around: its destination is the peer,
+	 * at the LID it has now. A peer whose LID moved connects again from
+	 * there, and our own path to it may still hold the old one; on the
+	 * HCA's datapath this is the only frame that tells us (no UD work
+	 * completion, so no SLID, reaches us there).
+	 */
+	if (path->dgid.global.subnet_prefix ==
+	    priv->local_gid.global.subnet_prefix) {
+		local_bh_disable();
+		ipoib_path_check_slid(priv, &path->dgid,
+				      be32_to_cpu(sa_path_get_dlid(path)));
+		local_bh_enable();
 	}
 	rx = kzalloc(sizeof(*rx), GFP_KERNEL);
 	if (!rx)
@@ -369,7 +384,7 @@ static int ipoib_cm_req(struct ipoib_cm *cm, struct ib_cm_id *id,
 		if (ret == -EBUSY)
 			ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
 					       "connection from %pI6 refused: %u passive connections\n",
-					       event->param.req_rcvd.primary_path->sgid.raw,
+					       path->dgid.raw,
 					       max);
 		kfree(rx);
 		return ret;

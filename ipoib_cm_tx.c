@@ -109,6 +109,9 @@ static int ipoib_cm_tx_handler(struct ib_cm_id *id,
 		ipoib_cm_tx_fail(tx, "peer disconnected");
 		break;
 	case IB_CM_REQ_ERROR:
+		local_bh_disable();
+		ipoib_path_suspect(tx->cm->priv, &tx->rec.dgid);
+		local_bh_enable();
 		ipoib_cm_tx_fail(tx, "no answer");
 		break;
 	case IB_CM_REJ_RECEIVED:
@@ -250,6 +253,9 @@ static void ipoib_cm_tx_complete(struct ipoib_cm_tx *tx, u64 wr_id,
 		ipoib_warn_ratelimited(priv, IPOIB_RL_CM,
 				       "send to qpn 0x%06x failed (status %d): reconnecting\n",
 				       tx->dqpn, status);
+		/* no ACK any more: has the peer moved to another LID? */
+		if (status == IB_WC_RETRY_EXC_ERR)
+			ipoib_path_suspect(priv, &tx->rec.dgid);
 		ipoib_cm_tx_fail(tx, "send failed");
 	} else if (!READ_ONCE(tx->releasing) &&
 		   READ_ONCE(tx->state) == IPOIB_CM_TX_UP) {
@@ -435,6 +441,38 @@ void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh)
 	if (tx->neigh == neigh)
 		ipoib_cm_tx_detach(tx);
 	spin_unlock_irqrestore(&cm->lock, flags);
+	ipoib_cm_kick(cm);
+}
+
+/*
+ * The path of @neigh leads elsewhere now (its peer's LID moved): a
+ * connection made, or being made, over the old one goes nowhere, and a
+ * REQ to the old LID would be retried for a minute. Close it without the
+ * back-off of a refused one: the next packet connects over the new path.
+ * priv->table_lock held (BHs off), as in ipoib_cm_neigh_gone().
+ */
+void ipoib_cm_neigh_moved(struct ipoib_neigh *neigh)
+{
+	struct ipoib_cm_tx *tx;
+	struct ipoib_cm *cm;
+	unsigned long flags;
+	bool was;
+
+	tx = rcu_dereference_bh(neigh->cm_tx);
+	if (!tx)
+		return;
+	cm = tx->cm;
+	spin_lock_irqsave(&cm->lock, flags);
+	was = tx->neigh == neigh && tx->state != IPOIB_CM_TX_FAILED;
+	if (was) {
+		tx->retry_at = jiffies;
+		WRITE_ONCE(tx->state, IPOIB_CM_TX_FAILED);
+	}
+	spin_unlock_irqrestore(&cm->lock, flags);
+	if (!was)
+		return;
+	ipoib_dbg(cm->priv->dev, "connection to qpn 0x%06x closed: the peer's LID moved\n",
+		  tx->dqpn);
 	ipoib_cm_kick(cm);
 }
 
@@ -639,12 +677,21 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 		    time_before(jiffies, READ_ONCE(tx->retry_at)))
 			return ipoib_cm_ud_meanwhile(priv, skb);
 		if (state != IPOIB_CM_TX_FAILED) {
-			bool queued = false;
+			bool queued = false, suspect = false;
 
 			spin_lock_irqsave(&cm->lock, flags);
 			if (tx->state == IPOIB_CM_TX_NEW ||
 			    tx->state == IPOIB_CM_TX_CONNECTING) {
 				queued = true;
+				/*
+				 * ib_cm retries an unanswered REQ for a
+				 * minute; a peer whose LID moved never
+				 * answers one sent to the old LID, and on the
+				 * HCA's datapath no UD frame of its tells us.
+				 */
+				suspect = tx->state == IPOIB_CM_TX_CONNECTING &&
+					  time_after(jiffies, READ_ONCE(tx->req_at) +
+						     IPOIB_CM_SUSPECT_AFTER);
 				if (skb_queue_len(&tx->queue) <
 				    IPOIB_CM_QUEUE_LEN) {
 					skb_push(skb, IPOIB_PSEUDO_LEN);
@@ -653,6 +700,8 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 				}
 			}
 			spin_unlock_irqrestore(&cm->lock, flags);
+			if (suspect)
+				ipoib_path_suspect(priv, &tx->rec.dgid);
 			if (queued) {
 				if (skb)
 					ipoib_count_tx_drop(priv, skb);

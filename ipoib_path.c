@@ -340,10 +340,11 @@ static void ipoib_path_install(struct ipoib_path *path,
 	struct ipoib_dev_priv *priv = path->priv;
 	struct rdma_ah_attr attr = {};
 	struct sk_buff_head flush;
+	struct ipoib_neigh *neigh;
 	struct ipoib_ah *ah, *old;
 	struct sk_buff *skb;
+	u32 dlid, old_dlid;
 	int mtu;
-	u32 dlid;
 	int ret;
 
 	ret = ib_init_ah_attr_from_path(priv->ca, priv->port, rec, &attr, NULL);
@@ -378,6 +379,7 @@ static void ipoib_path_install(struct ipoib_path *path,
 	old = rcu_replace_pointer(path->ah, ah, lockdep_is_held(&path->lock));
 	if (!old)	/* its first AH: no longer waiting for the SA */
 		atomic_dec(&priv->paths_pending);
+	old_dlid = old ? be32_to_cpu(sa_path_get_dlid(&path->rec)) : dlid;
 	path->rec = *rec;
 	path->state = IPOIB_PATH_RESOLVED;
 	path->backoff_ms = 0;
@@ -387,6 +389,14 @@ static void ipoib_path_install(struct ipoib_path *path,
 
 	ipoib_dbg(priv->dev, "path to %pI6: dlid 0x%x sl %u\n",
 		  path->dgid.raw, be32_to_cpu(sa_path_get_dlid(rec)), rec->sl);
+	/* the peer moved: connections over the old path go nowhere */
+	if (old_dlid != dlid) {
+		spin_lock_bh(&priv->table_lock);
+		list_for_each_entry(neigh, &priv->neigh_list, list)
+			if (neigh->path == path)
+				ipoib_cm_neigh_moved(neigh);
+		spin_unlock_bh(&priv->table_lock);
+	}
 	while ((skb = __skb_dequeue(&flush)))
 		ipoib_requeue_xmit(priv, skb);
 }
@@ -536,6 +546,25 @@ static void ipoib_path_refresh_work(struct work_struct *work)
 }
 
 /*
+ * Ask the SA again for resolved @path, keeping its AH until the answer
+ * (path->lock held); false if it is asking already, or asked for this
+ * reason less than IPOIB_PATH_SLID_REQUERY ago.
+ */
+static bool ipoib_path_requery_locked(struct ipoib_dev_priv *priv,
+				      struct ipoib_path *path)
+{
+	if (path->dead || path->state != IPOIB_PATH_RESOLVED ||
+	    path->querying || time_before(jiffies, path->slid_query_at))
+		return false;
+	path->slid_query_at = jiffies + IPOIB_PATH_SLID_REQUERY;
+	path->want_query = true;
+	path->backoff_ms = 0;
+	path->retry_at = jiffies;
+	mod_delayed_work(priv->wq, &path->work, 0);
+	return true;
+}
+
+/*
  * A peer's LID changed and nobody told us: a real SM reregisters only the
  * port it moved, so our path keeps the old DLID and our packets to the
  * peer go nowhere while its packets still reach us. @slid came from @gid
@@ -547,7 +576,8 @@ static void ipoib_path_refresh_work(struct work_struct *work)
  * from the frame, unchecked, so hosts that send frames naming one GID
  * from two LIDs in turn would otherwise make every node query that path
  * once per frame (review 2026-12, finding 8). A real move is seen again
- * by the peer's next frame after that. Called from NAPI.
+ * by the peer's next frame after that. Called from NAPI, or with BHs off
+ * (a connection request, ipoib_cm_req()).
  */
 void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
 			   const union ib_gid *gid, u32 slid)
@@ -558,18 +588,34 @@ void ipoib_path_check_slid(struct ipoib_dev_priv *priv,
 	path = rhashtable_lookup(&priv->paths, gid, ipoib_path_params);
 	if (path) {
 		spin_lock(&path->lock);
-		if (!path->dead && path->state == IPOIB_PATH_RESOLVED &&
-		    !path->querying && slid != path->moved_slid &&
+		if (slid != path->moved_slid &&
 		    slid != be32_to_cpu(sa_path_get_dlid(&path->rec)) &&
-		    time_after_eq(jiffies, path->slid_query_at)) {
+		    ipoib_path_requery_locked(priv, path)) {
 			path->moved_slid = slid;
-			path->slid_query_at = jiffies + IPOIB_PATH_SLID_REQUERY;
-			path->want_query = true;
-			path->backoff_ms = 0;
-			path->retry_at = jiffies;
-			mod_delayed_work(priv->wq, &path->work, 0);
 			atomic_long_inc(&priv->counters[IPOIB_CTR_PATH_LID_MOVED]);
 		}
+		spin_unlock(&path->lock);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * A connection to @gid stopped being acknowledged, or its request was
+ * never answered: the peer may have moved to another LID without our
+ * hearing of it (and on the HCA's datapath no UD frame tells us its
+ * SLID). Ask the SA again, at most once per IPOIB_PATH_SLID_REQUERY;
+ * ipoib_path_install() closes the connections of a path whose DLID
+ * changed. Called from NAPI, or with BHs off.
+ */
+void ipoib_path_suspect(struct ipoib_dev_priv *priv, const union ib_gid *gid)
+{
+	struct ipoib_path *path;
+
+	rcu_read_lock();
+	path = rhashtable_lookup(&priv->paths, gid, ipoib_path_params);
+	if (path) {
+		spin_lock(&path->lock);
+		ipoib_path_requery_locked(priv, path);
 		spin_unlock(&path->lock);
 	}
 	rcu_read_unlock();

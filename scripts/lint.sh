@@ -33,18 +33,37 @@ lint_kernel() {
 	if [ $rc != 0 ] || printf '%s\n' "$out" | grep -qE '(warning|error):'; then
 		echo "lint: $kver: W=1/sparse findings:"
 		printf '%s\n' "$out" | grep -vE '^build: ' | sed 's/^/  /'
-		findings=$((findings + 1))
-	else
-		echo "lint: $kver: W=1 + sparse clean (ib_ipoib, softib, rdmacm_test)"
+		return 1
 	fi
+	echo "lint: $kver: W=1 + sparse clean (ib_ipoib, softib, rdmacm_test)"
 }
-lint_kernel "$KVER" "$KDIR"
+# The two kernels' builds and checkpatch run at once: each build's serial
+# steps (modpost, linking, one module after the other) leave a core idle
+# (together 40 s less than one after the other, 2026-12-07). Each build's
+# report goes to a file, printed in order once it is done.
+mkdir -p "$BUILD"
+lint_out=$(mktemp "$BUILD/lint.XXXXXX")
+trap 'rm -f "$lint_out" "$lint_out".*' EXIT
+lint_kernel "$KVER" "$KDIR" >"$lint_out.1" 2>&1 &
+lint_pids=$!
 if [ -z "$KVER612" ] || [ ! -e "$KDIR612/Makefile" ]; then
-	echo "lint: no Linux 6.12 headers (${KDIR612:-/usr/src/linux-headers-6.12.*-amd64}): run scripts/deps.sh"
+	echo "lint: no Linux 6.12 headers (${KDIR612:-/usr/src/linux-headers-6.12.*-amd64}): run scripts/deps.sh" \
+		>"$lint_out.2"
 	findings=$((findings + 1))
 elif [ "$KVER612" != "$KVER" ]; then
-	lint_kernel "$KVER612" "$KDIR612"
+	lint_kernel "$KVER612" "$KDIR612" >"$lint_out.2" 2>&1 &
+	lint_pids="$lint_pids $!"
 fi
+# lint_kernels_wait: the builds' reports, a finding per failed build
+lint_kernels_wait() {
+	local p f
+	for p in $lint_pids; do
+		wait "$p" || findings=$((findings + 1))
+	done
+	for f in "$lint_out".1 "$lint_out".2; do
+		[ -e "$f" ] && cat "$f"
+	done
+}
 
 # --- 2. checkpatch ---
 CP=$BUILD/checkpatch/scripts/checkpatch.pl
@@ -64,6 +83,7 @@ fi
 mapfile -t files < <(find . \( -path ./build -o -path ./.git \) -prune -o \
 	-type f \( -name '*.c' -o -name '*.h' \) -print | sed 's,^\./,,' | LC_ALL=C sort)
 if [ ${#files[@]} = 0 ]; then
+	lint_kernels_wait
 	echo "lint: no C files"
 else
 	# The compat header is the one file allowed to test the kernel version
@@ -82,6 +102,7 @@ else
 	      fi
 	      grep -nE 'LINUX_VERSION_CODE|KERNEL_VERSION\(|__has_include' "${others[@]}" |
 		      sed 's/$/ <- a kernel-version test outside ipoib_compat.h/')
+	lint_kernels_wait
 	if [ -n "$out" ]; then
 		echo "lint: checkpatch findings (rerun one file with: perl ${CP#"$REPO"/} -f FILE):"
 		printf '%s\n' "$out" | sed 's/^/  /'

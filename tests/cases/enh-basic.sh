@@ -158,6 +158,23 @@ if [ "$IPOIB_DRIVER" = ours ]; then
 	check "switch under traffic: 8 MiB echoed, sha256 equal ($(wc -c </tmp/sw.rx) bytes back)" \
 		sh -c '[ "$(sha256sum </tmp/sw.tx)" = "$(sha256sum </tmp/sw.rx)" ]'
 	rm -f /tmp/sw.tx /tmp/sw.rx /tmp/sw.done /tmp/sw.gate
+	# b's LID moves and the SM tells b's port only, as a real SM does: a's
+	# path to b keeps the old DLID. On the HCA's datapath a sees no UD
+	# work completion, so no SLID: b's new connection request, from its
+	# new LID, is what tells it (race-stress seed 260535838: c's path to
+	# d stayed on d's old LID, c's REQs went there for over 40 s)
+	path_to_b() { awk '$1 == "fe80::2:c903:a0:2" { print $2 }' /sys/kernel/debug/ipoib/ib0/paths; }
+	check "LID move: a's path to b is on LID $(path_to_b)" test "$(path_to_b)" = 0x0002
+	echo 0x20 >"$(sib sib1 lid)"
+	check_wait "LID move: ping b -> a (connected, b on its new LID 0x20)" 30 pings b 10.9.0.1
+	check_wait "LID move: ping a -> b" 30 pings a 10.9.0.2
+	check "LID move: a's path to b is on LID 0x0020 ($(path_to_b))" test "$(path_to_b)" = 0x0020
+	check_wait "LID move: a's connection to b is up again" 30 \
+		grep -q ':00a0:0002 up ' /sys/kernel/debug/ipoib/ib0/connections
+	rc0=$(rc_tx sib0)
+	check "LID move: 8000-byte pings a -> b" in_host a ping -c 3 -i 0.2 -W 5 -s 8000 10.9.0.2
+	check "LID move: ... over RC (softib rc_tx $rc0 -> $(rc_tx sib0))" \
+		test "$(rc_tx sib0)" -ge $((rc0 + 3))
 	check "a and b back to datagram mode" sh -c \
 		'/usr/sbin/ip -n a link set ib0 type ipoib mode datagram && /usr/sbin/ip -n b link set ib1 type ipoib mode datagram'
 	check "datagram: ib0's MTU back to 2044" sh -c '/usr/sbin/ip -n a link show ib0 | grep -q "mtu 2044 "'

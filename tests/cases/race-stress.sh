@@ -133,12 +133,20 @@ else
 	SIB_ARGS="ndevs=$NDEVS enhanced_devs=5"
 fi
 
-# where IF: the netns holding IF ("-" for the initial one); 1 if none
+# where IF: the netns holding IF ("-" for the initial one); 1 if none.
+# From each netns's link dump, not "ip link show dev IF": a lookup of a
+# name the netns does not have makes the kernel run modprobe for
+# "netdev-IF" (dev_load()), which on the debug kernel under the floods took
+# seconds each time; "chan" with its 24 lookups took 216 s, and on a busy
+# CI machine more than OP_S (seed 426878730, 2026-12-07).
 where() {
 	local ns
-	ip link show dev "$1" >/dev/null 2>&1 && { echo -; return 0; }
-	for ns in a b c d x; do
-		ip -n "$ns" link show dev "$1" >/dev/null 2>&1 && { echo "$ns"; return 0; }
+	for ns in - a b c d x; do
+		if [ "$ns" = - ]; then
+			ip -o link show 2>/dev/null
+		else
+			ip -n "$ns" -o link show 2>/dev/null
+		fi | grep -qF -e ": $1@" -e ": $1:" && { echo "$ns"; return 0; }
 	done
 	return 1
 }
@@ -463,13 +471,15 @@ run_op() {
 	chan)	# chan IF N: ethtool -L IF combined N. IF's children go first:
 		# the provider refuses -L while IF has one, as mlx5i does (a
 		# child in another netns than IF stays, and the -L is refused)
+		# (few processes: on the debug kernel under the floods each
+		# one took about 2 s, and this op once took 216 s)
 		ns=$(where "$2") || return $MOOT
-		for p in $PKEYS; do
-			nsx "$ns" sh -c "echo $p >/sys/class/net/$2/delete_child" 2>/dev/null
-			c=$(where "st$p") || continue
-			nsx "$c" ip -o link show "st$p" 2>/dev/null | grep -q "@$2:" &&
-				nsx "$c" ip link del "st$p" 2>/dev/null
-		done
+		nsx "$ns" sh -c "for p in $PKEYS; do
+			echo \$p >/sys/class/net/$2/delete_child
+		done; ip -o link show" 2>/dev/null |
+			sed -n "s/^[0-9]*: \([^@:]*\)@$2: .*/\1/p" | while read -r c; do
+				nsx "$ns" ip link del "$c" 2>/dev/null
+			done
 		nsx "$ns" ethtool -L "$2" combined "$3"
 		;;
 	rmsoftib) rmmod softib && load_softib $SIB_ARGS ;;
@@ -581,10 +591,33 @@ kernel_reports() {
 # hang_report WHAT: say what hangs, with the blocked tasks and the locks
 # they hold (sysrq w and d; the debug kernel has no hung-task detector)
 hang_report() {
-	echo "race-stress: $1 (seed $STRESS_SEED); blocked tasks and held locks:"
+	echo "race-stress: $1 (seed $STRESS_SEED); the processes, what each CPU runs, blocked tasks and held locks:"
+	ps -o pid,stat,args 2>/dev/null || ps
+	top -b -n 2 -d 2 2>/dev/null | awk '/^Mem:/ { n++ } n == 2' | head -n 25
+	cat /proc/softirqs /proc/interrupts 2>/dev/null
+	echo l >/proc/sysrq-trigger 2>/dev/null
 	echo w >/proc/sysrq-trigger 2>/dev/null
 	echo d >/proc/sysrq-trigger 2>/dev/null
 	dmesg | tail -n 200
+}
+
+# state_report: the hosts' neighbours, and ours's paths, neighbours and
+# connections (debugfs), for the console when a host does not answer
+state_report() {
+	local h d
+	echo "race-stress: the hosts' state:"
+	for h in a b c d; do
+		echo "--- $h: $(in_host "$h" ip -o link show 2>/dev/null | grep -o 'ib[0-9][^:]*' | tr '\n' ' ')"
+		in_host "$h" ip neigh show 2>/dev/null | head -n 12
+	done
+	for d in /sys/kernel/debug/ipoib/*/; do
+		[ -d "$d" ] || continue
+		echo "--- $d"
+		head -n 12 "$d/paths" "$d/neighs" "$d/connections" 2>/dev/null
+	done
+	for d in /sys/class/infiniband/sib*/ports/1; do
+		echo "$d: lid $(cat "$d/lid"), sm_lid $(cat "$d/sm_lid"), $(cat "$d/state")"
+	done
 }
 
 # op_kind LINE: an operation's kind, run_op's word (the knob for "fail")
@@ -605,7 +638,11 @@ run_batch() {
 		n=$((n + 1))
 		rm -f "$W/op.$n.rc"
 		printf '%s\n' "$line" >"$W/op.$n.line"
-		(run_op "$line" >"$W/op.$n.out" 2>&1; echo $? >"$W/op.$n.rc") &
+		(t=$(_t_now_ds); run_op "$line" >"$W/op.$n.out" 2>&1; rc=$?
+		 t=$(($(_t_now_ds) - t))
+		 # a slow operation, for the console (a hang's first suspect)
+		 [ $t -lt 100 ] || echo "race-stress: $line: $((t / 10)).$((t % 10)) s"
+		 echo $rc >"$W/op.$n.rc") &
 		pids="$pids $!"
 	done <<EOF
 $1
@@ -614,7 +651,7 @@ EOF
 	while [ $p -le $n ]; do
 		# (a finished subshell stays a zombie until wait: look for its rc)
 		if ! wait_for "$OP_S" test -e "$W/op.$p.rc"; then
-			hang_report "an operation hangs"
+			hang_report "an operation hangs: $(cat "$W/op.$p.line")"
 			return 1
 		fi
 		p=$((p + 1))
@@ -764,6 +801,7 @@ while [ $(($(_t_now_ds) - t0)) -lt $((STRESS_S * 10)) ]; do
 		# shellcheck disable=SC2086
 		if ! wait_for "$RECOVER_S" pings $pair; then
 			bad="round $round: no reply $pair within $RECOVER_S s"
+			state_report
 			break 2
 		fi
 		tp="$tp $(($(_t_now_ds) - tr0))"
