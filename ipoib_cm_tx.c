@@ -17,7 +17,13 @@
 
 /* Active side */
 
-void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
+/*
+ * Close @tx: cm->work releases it, and the next packet for its neighbour
+ * connects again at tx->retry_at. @backoff: the connection's own failure,
+ * counted for the back-off; without, the next packet may connect at once.
+ */
+static void __ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why,
+			       bool backoff)
 {
 	struct ipoib_cm *cm = tx->cm;
 	unsigned long flags;
@@ -26,7 +32,10 @@ void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
 
 	spin_lock_irqsave(&cm->lock, flags);
 	was = tx->state != IPOIB_CM_TX_FAILED;
-	if (was) {
+	if (was && !backoff) {
+		tx->retry_at = jiffies;
+		WRITE_ONCE(tx->state, IPOIB_CM_TX_FAILED);
+	} else if (was) {
 		/*
 		 * A connection that worked is made again by the next packet;
 		 * one the peer refused or never answered, or one that failed
@@ -48,6 +57,11 @@ void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
 	ipoib_dbg(cm->priv->dev, "connection to qpn 0x%06x closed: %s\n",
 		  tx->dqpn, why);
 	ipoib_cm_kick(cm);
+}
+
+void ipoib_cm_tx_fail(struct ipoib_cm_tx *tx, const char *why)
+{
+	__ipoib_cm_tx_fail(tx, why, true);
 }
 
 static int ipoib_cm_tx_rep(struct ipoib_cm_tx *tx, const struct ib_cm_event *event)
@@ -453,27 +467,11 @@ void ipoib_cm_neigh_gone(struct ipoib_neigh *neigh)
  */
 void ipoib_cm_neigh_moved(struct ipoib_neigh *neigh)
 {
-	struct ipoib_cm_tx *tx;
-	struct ipoib_cm *cm;
-	unsigned long flags;
-	bool was;
+	struct ipoib_cm_tx *tx = rcu_dereference_bh(neigh->cm_tx);
 
-	tx = rcu_dereference_bh(neigh->cm_tx);
-	if (!tx)
-		return;
-	cm = tx->cm;
-	spin_lock_irqsave(&cm->lock, flags);
-	was = tx->neigh == neigh && tx->state != IPOIB_CM_TX_FAILED;
-	if (was) {
-		tx->retry_at = jiffies;
-		WRITE_ONCE(tx->state, IPOIB_CM_TX_FAILED);
-	}
-	spin_unlock_irqrestore(&cm->lock, flags);
-	if (!was)
-		return;
-	ipoib_dbg(cm->priv->dev, "connection to qpn 0x%06x closed: the peer's LID moved\n",
-		  tx->dqpn);
-	ipoib_cm_kick(cm);
+	/* (a connection detached from @neigh is FAILED already) */
+	if (tx)
+		__ipoib_cm_tx_fail(tx, "the peer's LID moved", false);
 }
 
 /* Transmit */
