@@ -125,6 +125,30 @@ else
 	fail "200 random frames all refused" "malformed +$((m1 - m0)), icrc +$((i1 - i0))"
 fi
 
+# MADs longer than QP1's receive buffers (ib_mad's 256 bytes and a GRH)
+# but within the port MTU: for UD the IBA's class D responder error, a
+# silent drop that takes no buffer and writes no completion
+# (drop_too_long). A completion in error would cost the buffer for good
+# (ib_mad does not repost after one), so more of them than ib_mad's 512
+# receive buffers would leave the port's QP1 with none, and the port would
+# hear the SA and CM no more (softib until 2026-12-07: each one an
+# IB_WC_LOC_LEN_ERR completion).
+BIG=$(wire 0 2 $LID 1 "$(bth $UD 0 0xffff 1) $(deth 0x80010000 1) $(zeros 1000)")
+t0=$(sib_counter $DEV drop_too_long)
+e0=$(sib_counter $DEV rx_err_cqe)
+n=0
+while [ $n -lt 520 ]; do
+	inject "$BIG"
+	n=$((n + 1))
+done
+too_long_all() { [ "$(sib_counter $DEV drop_too_long)" -ge $((t0 + 520)) ]; }
+check_wait "520 MADs longer than QP1's buffers: each dropped as drop_too_long" 10 too_long_all
+check "none of them completed in error (rx_err_cqe $e0 -> $(sib_counter $DEV rx_err_cqe))" \
+	test "$(sib_counter $DEV rx_err_cqe)" = "$e0"
+check "load $IPOIB_DRIVER ib_ipoib" load_ipoib
+check_wait "ib1 up" 20 ip link set ib1 up
+check_wait "QP1 still receives: ib1 joined its broadcast group (carrier)" 30 \
+	grep -qx 1 /sys/class/net/ib1/carrier
 check "no softib message flood in dmesg" \
 	sh -c '[ "$(dmesg | grep -c softib)" -lt 50 ]'
 check "unload everything" unload_all

@@ -100,6 +100,7 @@ enum softib_counter {
 	SOFTIB_CNT_COMP_HARDIRQ,	/* of which in hard-IRQ context */
 	SOFTIB_CNT_POST_SEND_FULL,	/* post_send refused: the send queue was full */
 	SOFTIB_CNT_SEND_FLUSHED,	/* send WRs completed with a flush error */
+	SOFTIB_CNT_CQE_CLEANED,		/* CQEs a QP's destruction took off its CQs */
 	SOFTIB_CNT_QP_FATAL,		/* IB_EVENT_QP_FATAL raised (qp_fatal knob) */
 	SOFTIB_CNT_MCAST_NOT_MEMBER,	/* multicast for a port the SA has not in the group */
 	SOFTIB_CNT_TX_CSUM,		/* sends whose checksums the HCA filled (IB_SEND_IP_CSUM) */
@@ -489,6 +490,7 @@ int softib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int softib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int softib_modify_cq(struct ib_cq *ibcq, u16 count, u16 period);
 void softib_cq_push(struct softib_cq *cq, const struct ib_wc *wc, bool solicited);
+u32 softib_cq_clean(struct softib_cq *cq, const struct ib_qp *qp);
 
 /* softib_qp.c: UD, GSI and SMI QPs, posting, multicast attachments */
 int softib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata);

@@ -148,6 +148,34 @@ int softib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	return n;
 }
 
+/*
+ * softib_cq_clean: take QP's completions off CQ, as mlx5 does when a kernel
+ * QP is destroyed; one left behind would name a freed QP to the consumer
+ * (a consumer may destroy a QP without having polled its flushes: the
+ * in-tree ipoib does, when its interface is down). Returns how many went.
+ * mlx5 also gives an SRQ receive's WQE back to its SRQ; softib drops it
+ * (Documentation/softib.rst).
+ */
+u32 softib_cq_clean(struct softib_cq *cq, const struct ib_qp *qp)
+{
+	unsigned long flags;
+	u32 i, j, n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (i = cq->head, j = cq->head; i != cq->tail; i = softib_cq_next(cq, i)) {
+		if (cq->ring[i].qp == qp) {
+			n++;
+			continue;
+		}
+		if (i != j)
+			cq->ring[j] = cq->ring[i];
+		j = softib_cq_next(cq, j);
+	}
+	cq->tail = j;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
 int softib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct softib_cq *cq = to_scq(ibcq);

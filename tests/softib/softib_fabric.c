@@ -52,6 +52,7 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_COMP_HARDIRQ] = "comp_hardirq",
 	[SOFTIB_CNT_POST_SEND_FULL] = "post_send_full",
 	[SOFTIB_CNT_SEND_FLUSHED] = "send_flushed",
+	[SOFTIB_CNT_CQE_CLEANED] = "cqe_cleaned",
 	[SOFTIB_CNT_QP_FATAL] = "qp_fatal",
 	[SOFTIB_CNT_MCAST_NOT_MEMBER] = "mcast_not_member",
 	[SOFTIB_CNT_TX_CSUM] = "tx_csum",

@@ -136,6 +136,7 @@ int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct softib_dev *sdev = to_sdev(ibqp->device);
 	struct softib_qp *qp = to_sqp(ibqp);
+	u32 n;
 
 	xa_erase(&sdev->qps, softib_qp_index(qp->sport, ibqp->qp_num));
 	softib_qp_detach_all(qp->sport, qp);
@@ -144,6 +145,10 @@ int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* a completion event already raised runs before the CQs can go */
 	irq_work_sync(&to_scq(ibqp->send_cq)->comp_work);
 	irq_work_sync(&to_scq(ibqp->recv_cq)->comp_work);
+	n = softib_cq_clean(to_scq(ibqp->send_cq), ibqp);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		n += softib_cq_clean(to_scq(ibqp->recv_cq), ibqp);
+	softib_count_add(sdev, SOFTIB_CNT_CQE_CLEANED, n);
 	kvfree(qp->rq);
 	qp->rq = NULL;
 	kvfree(qp->sq);
@@ -990,44 +995,47 @@ void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 		return;
 	}
 	wqe = qp->rq[qp->rq_head];
+	for (i = 0; i < wqe.num_sge; i++)
+		total += wqe.sge[i].length;
+	if (total < SOFTIB_GRH_BYTES + pkt->len) {
+		/*
+		 * Longer than the buffer: for UD (never on an SRQ here) the
+		 * IBA's class D responder error, a silent drop that takes no
+		 * WQE and writes no completion (ConnectX unverified:
+		 * Documentation/softib.rst).
+		 */
+		spin_unlock_irqrestore(&qp->lock, flags);
+		softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
+		return;
+	}
 	qp->rq_head = (qp->rq_head + 1) % qp->rq_size;
 	qp->rq_count--;
 	qp->rx_busy++;		/* a move to RESET waits for this WQE */
 	spin_unlock_irqrestore(&qp->lock, flags);
 
-	for (i = 0; i < wqe.num_sge; i++)
-		total += wqe.sge[i].length;
-
 	wc.wr_id = wqe.wr_id;
 	wc.opcode = IB_WC_RECV;
 	wc.qp = &qp->ibqp;
 	wc.port_num = sdev->port_num;
-	if (total < SOFTIB_GRH_BYTES + pkt->len) {
-		/* the buffer is consumed by the error, as on hardware */
-		softib_count(sdev, SOFTIB_CNT_DROP_TOO_LONG);
-		softib_count(sdev, SOFTIB_CNT_RX_ERR_CQE);
-		wc.status = IB_WC_LOC_LEN_ERR;
-	} else {
-		if (pkt->has_grh)
-			softib_scatter(&wqe, 0, &pkt->grh, sizeof(pkt->grh));
-		softib_scatter(&wqe, SOFTIB_GRH_BYTES, pkt->data, pkt->len);
-		wc.status = IB_WC_SUCCESS;
-		wc.byte_len = SOFTIB_GRH_BYTES + pkt->len;
-		wc.src_qp = pkt->sqpn;
-		wc.slid = pkt->slid;
-		wc.sl = pkt->sl;
-		wc.pkey_index = pkey_index;
-		if (pkt->has_grh)
-			wc.wc_flags |= IB_WC_GRH;
-		if (pkt->opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE) {
-			wc.wc_flags |= IB_WC_WITH_IMM;
-			wc.ex.imm_data = pkt->imm;
-		}
-		if (qp->ibqp.qp_type == IB_QPT_UD && sdev->ud_csum)
-			softib_rx_csum(sdev, pkt, &wc);
-		softib_count(sdev, SOFTIB_CNT_RX_PACKETS);
-		softib_count_add(sdev, SOFTIB_CNT_RX_BYTES, pkt->len);
+	if (pkt->has_grh)
+		softib_scatter(&wqe, 0, &pkt->grh, sizeof(pkt->grh));
+	softib_scatter(&wqe, SOFTIB_GRH_BYTES, pkt->data, pkt->len);
+	wc.status = IB_WC_SUCCESS;
+	wc.byte_len = SOFTIB_GRH_BYTES + pkt->len;
+	wc.src_qp = pkt->sqpn;
+	wc.slid = pkt->slid;
+	wc.sl = pkt->sl;
+	wc.pkey_index = pkey_index;
+	if (pkt->has_grh)
+		wc.wc_flags |= IB_WC_GRH;
+	if (pkt->opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = pkt->imm;
 	}
+	if (qp->ibqp.qp_type == IB_QPT_UD && sdev->ud_csum)
+		softib_rx_csum(sdev, pkt, &wc);
+	softib_count(sdev, SOFTIB_CNT_RX_PACKETS);
+	softib_count_add(sdev, SOFTIB_CNT_RX_BYTES, pkt->len);
 	softib_cq_push(to_scq(qp->ibqp.recv_cq), &wc, false);
 
 	spin_lock_irqsave(&qp->lock, flags);
