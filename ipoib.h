@@ -583,6 +583,7 @@ extern const struct ethtool_ops ipoib_ethtool_ops;
 
 /* ipoib_debugfs.c */
 extern u32 ipoib_cm_attach_delay_us;	/* a test's fault hook, ipoib_cm_xmit() */
+extern atomic_t ipoib_cm_attach_delayed;	/* how often it held one */
 void ipoib_debugfs_init(void);
 void ipoib_debugfs_exit(void);
 void ipoib_debugfs_add(struct ipoib_dev_priv *priv);

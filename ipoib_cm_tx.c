@@ -730,8 +730,10 @@ bool ipoib_cm_xmit(struct ipoib_dev_priv *priv, struct ipoib_neigh *neigh,
 	__skb_queue_tail(&tx->queue, skb);
 
 	delay_us = READ_ONCE(ipoib_cm_attach_delay_us);
-	if (unlikely(delay_us))
-		udelay(min(delay_us, 5000U));	/* the test hook (ipoib_debugfs.c) */
+	if (unlikely(delay_us)) {	/* the test hook (ipoib_debugfs.c) */
+		udelay(min(delay_us, 5000U));
+		atomic_inc(&ipoib_cm_attach_delayed);
+	}
 	spin_lock_irqsave(&cm->lock, flags);
 	if (cm->stopping || cm->nr_tx >= cm->max_tx) {
 		bool stopping = cm->stopping;

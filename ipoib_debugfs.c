@@ -352,15 +352,20 @@ static struct notifier_block ipoib_debugfs_nb = {
  * A fault hook for tests (debugfs ipoib/cm_attach_delay_us, 0 by default):
  * ipoib_cm_xmit() waits this long between making a new connection and
  * attaching it to its neighbour entry, which widens the window in which
- * the entry can go meanwhile (tests/cases/ipoib-cm-switch.sh).
+ * the entry can go meanwhile (tests/cases/ipoib-cm-switch.sh);
+ * ipoib/cm_attach_delayed counts the connections it held, so that a test
+ * knows the window was there.
  */
 u32 ipoib_cm_attach_delay_us;
+atomic_t ipoib_cm_attach_delayed = ATOMIC_INIT(0);
 
 void ipoib_debugfs_init(void)
 {
 	ipoib_debugfs_root = debugfs_create_dir("ipoib", NULL);
 	debugfs_create_u32("cm_attach_delay_us", 0600, ipoib_debugfs_root,
 			   &ipoib_cm_attach_delay_us);
+	debugfs_create_atomic_t("cm_attach_delayed", 0600, ipoib_debugfs_root,
+				&ipoib_cm_attach_delayed);
 	if (register_netdevice_notifier(&ipoib_debugfs_nb))
 		pr_warn("debugfs names will not follow interface renames\n");
 }

@@ -78,6 +78,7 @@ kill $(ip netns pids a) $(ip netns pids b) 2>/dev/null
 # There is one peer, so a has at most one entry: more than one connection
 # is a leaked one.
 HOOK=/sys/kernel/debug/ipoib/cm_attach_delay_us
+HELD=/sys/kernel/debug/ipoib/cm_attach_delayed
 nconn() { grep -vc '^#' /sys/kernel/debug/ipoib/ib0/connections; }
 nneigh() { grep -vc '^#' /sys/kernel/debug/ipoib/ib0/neighs; }
 conns_owned() { [ "$(nconn)" -le "$(nneigh)" ]; }
@@ -91,14 +92,20 @@ if [ "$IPOIB_DRIVER" = ours ]; then
 	check "a in connected mode" mode_a connected
 	check_wait "a in connected mode: ping a -> b" 20 pings a 10.14.0.2
 	check "the fault hook: 3 ms before each new connection's attach" sh -c "echo 3000 >$HOOK"
+	echo 0 >$HELD
 	c0=$(sib_counter sib0 rc_tx)
 	in_host a ping -f -w 15 10.14.0.2 >/dev/null 2>&1 &
 	fl=$!
 	flush_loop 15
 	wait $fl
 	echo 0 >$HOOK
-	check "the flood went over RC meanwhile (softib rc_tx $c0 -> $(sib_counter sib0 rc_tx))" \
-		test "$(sib_counter sib0 rc_tx)" -gt $((c0 + 100))
+	# The premise: the window was there, several times (11 and 15 in two
+	# runs; with the neighbour test removed from ipoib_cm_xmit(), 11 were
+	# enough to leave a connection without its entry). How much of the
+	# flood went over RC meanwhile depends on how soon each connection is
+	# up before the next flush (52 to 1860 packets), so it is shown only.
+	check "connections were made and attached under the flushes meanwhile ($(cat $HELD) held by the hook; softib rc_tx $c0 -> $(sib_counter sib0 rc_tx))" \
+		test "$(cat $HELD)" -ge 5
 	in_host a ip neigh flush dev ib0
 	check_wait "every connection of a belongs to a neighbour entry ($(nconn) connections, $(nneigh) entries)" 20 \
 		conns_owned
