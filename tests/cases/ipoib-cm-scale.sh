@@ -62,23 +62,43 @@ peers_reaching() {
 # probes (1 s apart) went unanswered meanwhile gets "unreachable" and tries
 # again, as any client does (CI: 82 of 100 in the first 3 s)
 first_contact() {
-	local i=1 n=0
+	local i=1 n=0 shown=
 	while [ $i -le $N ]; do
 		in_host n$i sh -c "end=\$((\$(date +%s) + 60))
 			while [ \$(date +%s) -lt \$end ]; do
 				/usr/bin/ping -q -c 1 -W 2 $B >/dev/null 2>&1 &&
 					{ echo ok; exit; }
 				sleep 0.5
-			done; echo none" >/tmp/scale.$i 2>&1 &
+			done; echo none; /usr/bin/ping -c 1 -W 2 $B" >/tmp/scale.$i 2>&1 &
 		i=$((i + 1))
 	done
 	wait
 	i=1
 	while [ $i -le $N ]; do
-		grep -qx ok /tmp/scale.$i && n=$((n + 1))
+		if grep -qx ok /tmp/scale.$i; then
+			n=$((n + 1))
+		elif [ -z "$shown" ]; then	# the first miss, for the console
+			shown=1
+			contact_report $i >&2
+		fi
 		i=$((i + 1))
 	done
 	echo $n
+}
+# contact_report I: what peer I and b hold, for a peer that never got through
+contact_report() {
+	local f
+	echo "peer $1 ($(addr $1)) got no reply in 60 s; a last ping:"
+	cat /tmp/scale.$1
+	in_host n$1 ip neigh show dev p$1
+	for f in paths neighs connections; do
+		echo "p$1 $f:"
+		head -n 6 /sys/kernel/debug/ipoib/p$1/$f 2>/dev/null
+	done
+	echo "b: $(grep -vc '^#' /sys/kernel/debug/ipoib/ib1/connections 2>/dev/null) connections;" \
+		"sib0: rc_timeout $(sib_counter sib0 rc_timeout), rc_retry_exc $(sib_counter sib0 rc_retry_exc)"
+	echo "b: $(in_host b ip neigh show dev ib1 | grep -c .) neighbours"
+	dmesg | tail -n 20
 }
 passive_rc() { rdma -dd res show qp link sib1/1 | grep 'type RC' | grep -c 'drv_srq_wr'; }
 

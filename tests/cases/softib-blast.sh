@@ -14,7 +14,8 @@
 # ConnectX: a packet that finds the receive queue empty is dropped and
 # counted while the sender goes on (rx=), a send completes only after its
 # packet has left (a stalled device completes none) and post_send on a full
-# send queue fails with ENOMEM (fill=).
+# send queue fails with ENOMEM (fill=), and a QP moved to RESET leaves no
+# completion on its CQ (reset=).
 # No ib_ipoib is loaded: the blast needs none.
 . /tests/lib.sh
 
@@ -69,6 +70,18 @@ check "fill: 64 posted, none arrived while stalled" test "$(sib_counter sib0 tx_
 echo 0 >"$(sib sib0 send_stall_ms)"
 check "after the stall: every packet of a blast arrives" blast sib0 sib1 96 2000
 check "after the stall: 2000 delivered" test "$(val packets)" = 2000
+
+# RESET takes a QP's completions off its CQs, as mlx5 does for a kernel
+# QP (reset=1): after the blast the receiver's QP goes to ERR, which
+# flushes its 256 posted receives into its CQ; one is polled, then the QP
+# goes to RESET, and a poll must find none of the other 255.
+if check "reset=1: a blast, then the receiver's QP to ERR and to RESET" \
+	blast sib0 sib1 64 100 reset=1; then
+	check "reset=1: ERR flushed the posted receives (the one polled: reset_flushed $(val reset_flushed))" \
+		test "$(val reset_flushed)" = 1
+	check "reset=1: RESET took the rest off the CQ (after_reset $(val after_reset))" \
+		test "$(val after_reset)" = 0
+fi
 
 check_fail "unknown device refused" blast sib0 nosuchdev 64 10
 check_fail "size above the MTU refused" blast sib0 sib1 8192 10

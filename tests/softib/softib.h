@@ -100,7 +100,7 @@ enum softib_counter {
 	SOFTIB_CNT_COMP_HARDIRQ,	/* of which in hard-IRQ context */
 	SOFTIB_CNT_POST_SEND_FULL,	/* post_send refused: the send queue was full */
 	SOFTIB_CNT_SEND_FLUSHED,	/* send WRs completed with a flush error */
-	SOFTIB_CNT_CQE_CLEANED,		/* CQEs a QP's destruction took off its CQs */
+	SOFTIB_CNT_CQE_CLEANED,		/* CQEs a QP's destruction or reset took off */
 	SOFTIB_CNT_QP_FATAL,		/* IB_EVENT_QP_FATAL raised (qp_fatal knob) */
 	SOFTIB_CNT_MCAST_NOT_MEMBER,	/* multicast for a port the SA has not in the group */
 	SOFTIB_CNT_TX_CSUM,		/* sends whose checksums the HCA filled (IB_SEND_IP_CSUM) */

@@ -22,6 +22,11 @@
  *   fill=1  post sends without waiting for anything until post_send fails
  *           (a full send queue: -ENOMEM); "full_at" gives how many it took
  * and "elapsed_ns" the time from the first post to the end of the blast.
+ *   reset=1 after the blast the receiver's QP goes to ERR, which flushes its
+ *           posted receives into its CQ; one of them is polled
+ *           ("reset_flushed" 1 when it was a flush), then the QP goes to
+ *           RESET, which takes the rest off the CQ as mlx5 does for a kernel
+ *           QP: "after_reset" counts what a poll still finds (0)
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -49,8 +54,8 @@
 static DEFINE_MUTEX(softib_blast_lock);
 
 struct softib_blast_result {
-	u64 packets, bytes, ns, sent, elapsed_ns, full_at;
-	int full_err;
+	u64 packets, bytes, ns, sent, elapsed_ns, full_at, after_reset;
+	int full_err, reset_flushed;
 	u32 size;
 };
 
@@ -70,6 +75,7 @@ struct softib_blast {
 	u32 size, window, ms;
 	u32 rx;			/* receive buffers, never reposted; 0: window, reposted */
 	bool fill;		/* post until the send queue is full */
+	bool reset;		/* the RESET probe after the blast */
 	u64 count;
 	void *sbuf;		/* one send buffer, copied at post time */
 	void **rbufs;		/* window receive buffers of GRH + size */
@@ -325,6 +331,32 @@ out:
 	return err;
 }
 
+/* reset=1: ERR, one flush polled, RESET, what a poll still finds. */
+static int softib_blast_reset_probe(struct softib_blast *b, struct softib_blast_result *res)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_wc wc;
+	ktime_t end;
+	int n, err;
+
+	err = ib_modify_qp(b->dst.qp, &attr, IB_QP_STATE);
+	if (err)
+		return err;
+	end = ktime_add_ms(ktime_get(), SOFTIB_BLAST_DRAIN_MS);
+	while (!(n = ib_poll_cq(b->dst.rcq, 1, &wc)) && ktime_before(ktime_get(), end))
+		cond_resched();
+	if (n < 0)
+		return n;
+	res->reset_flushed = n == 1 && wc.status == IB_WC_WR_FLUSH_ERR;
+	attr.qp_state = IB_QPS_RESET;
+	err = ib_modify_qp(b->dst.qp, &attr, IB_QP_STATE);
+	if (err)
+		return err;
+	while ((n = ib_poll_cq(b->dst.rcq, 1, &wc)) > 0)
+		res->after_reset++;
+	return n < 0 ? n : 0;
+}
+
 static int softib_blast_setup(struct softib_blast *b, const char *src, const char *dst)
 {
 	struct rdma_ah_attr ah_attr = {};
@@ -426,6 +458,8 @@ static int softib_blast_parse(char *s, struct softib_blast *b, char *src, char *
 			b->rx = v;
 		else if (!strcmp(tok, "fill") && v <= 1)
 			b->fill = v;
+		else if (!strcmp(tok, "reset") && v <= 1)
+			b->reset = v;
 		else
 			return -EINVAL;
 	}
@@ -465,6 +499,8 @@ static ssize_t softib_blast_write(struct file *file, const char __user *ubuf, si
 	err = softib_blast_setup(b, src, dst);
 	if (!err)
 		err = softib_blast_run(b, &res);
+	if (!err && b->reset)
+		err = softib_blast_reset_probe(b, &res);
 	softib_blast_teardown(b);
 	if (!err)
 		softib_blast_last = res;
@@ -491,6 +527,7 @@ static int softib_blast_show(struct seq_file *m, void *v)
 	seq_printf(m, "size %u\nsent %llu\nlost %llu\n", r.size, r.sent, r.sent - r.packets);
 	seq_printf(m, "elapsed_ns %llu\nfull_at %llu\nfull_err %d\n", r.elapsed_ns, r.full_at,
 		   r.full_err);
+	seq_printf(m, "reset_flushed %d\nafter_reset %llu\n", r.reset_flushed, r.after_reset);
 	return 0;
 }
 

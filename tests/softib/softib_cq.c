@@ -150,11 +150,11 @@ int softib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 
 /*
  * softib_cq_clean: take QP's completions off CQ, as mlx5 does when a kernel
- * QP is destroyed; one left behind would name a freed QP to the consumer
- * (a consumer may destroy a QP without having polled its flushes: the
- * in-tree ipoib does, when its interface is down). Returns how many went.
- * mlx5 also gives an SRQ receive's WQE back to its SRQ; softib drops it
- * (Documentation/softib.rst).
+ * QP is destroyed or reset; one left behind after a destroy would name a
+ * freed QP to the consumer (a consumer may destroy a QP without having
+ * polled its flushes: the in-tree ipoib does, when its interface is down).
+ * Returns how many went. mlx5 also gives an SRQ receive's WQE back to its
+ * SRQ; softib drops it (Documentation/softib.rst).
  */
 u32 softib_cq_clean(struct softib_cq *cq, const struct ib_qp *qp)
 {

@@ -132,11 +132,27 @@ void softib_qp_detach_all(struct softib_dev *sdev, struct softib_qp *qp)
 	spin_unlock_irqrestore(&sdev->mcast_lock, flags);
 }
 
+/*
+ * A QP destroyed or reset leaves no completion behind on its CQs: mlx5
+ * cleans a kernel QP's off them, and one left would name a freed QP (or,
+ * after a reset, a WR its owner has taken back).
+ */
+static void softib_qp_clean_cqs(struct softib_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+	u32 n = 0;
+
+	if (ibqp->send_cq)
+		n += softib_cq_clean(to_scq(ibqp->send_cq), ibqp);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		n += softib_cq_clean(to_scq(ibqp->recv_cq), ibqp);
+	softib_count_add(to_sdev(ibqp->device), SOFTIB_CNT_CQE_CLEANED, n);
+}
+
 int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct softib_dev *sdev = to_sdev(ibqp->device);
 	struct softib_qp *qp = to_sqp(ibqp);
-	u32 n;
 
 	xa_erase(&sdev->qps, softib_qp_index(qp->sport, ibqp->qp_num));
 	softib_qp_detach_all(qp->sport, qp);
@@ -145,10 +161,7 @@ int softib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* a completion event already raised runs before the CQs can go */
 	irq_work_sync(&to_scq(ibqp->send_cq)->comp_work);
 	irq_work_sync(&to_scq(ibqp->recv_cq)->comp_work);
-	n = softib_cq_clean(to_scq(ibqp->send_cq), ibqp);
-	if (ibqp->recv_cq != ibqp->send_cq)
-		n += softib_cq_clean(to_scq(ibqp->recv_cq), ibqp);
-	softib_count_add(sdev, SOFTIB_CNT_CQE_CLEANED, n);
+	softib_qp_clean_cqs(qp);
 	kvfree(qp->rq);
 	qp->rq = NULL;
 	kvfree(qp->sq);
@@ -335,9 +348,13 @@ out_unlock:
 	 * first: after RESET the ULP owns, and may free, every buffer it
 	 * posted, and no completion may follow.
 	 */
-	if (!err && new == IB_QPS_RESET)
+	if (!err && new == IB_QPS_RESET) {
 		while (READ_ONCE(qp->rx_busy))
 			cpu_relax();
+		/* and its completions leave the CQs, as mlx5's do */
+		if (cur != IB_QPS_RESET)
+			softib_qp_clean_cqs(qp);
+	}
 
 	if (!err && new == IB_QPS_ERR && cur != IB_QPS_ERR)
 		softib_qp_err_finish(qp);
