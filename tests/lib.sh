@@ -227,7 +227,12 @@ _t_stock_quiesce() {
 		   awk -F': ' '{ sub(/@.*/, "", $2); print $2 }'); do
 		ip link set "$d" down 2>/dev/null
 	done
-	wait_for 10 sh -c '! rdma res show qp 2>/dev/null | grep "type RC" | grep -q ipoib'
+	_t_ipoib_rc_gone 10
+}
+
+# _t_ipoib_rc_gone SECONDS: wait until rdma shows no RC QP of ib_ipoib
+_t_ipoib_rc_gone() {
+	wait_for "$1" sh -c '! rdma res show qp 2>/dev/null | grep "type RC" | grep -q ipoib'
 }
 
 unload_ipoib() {

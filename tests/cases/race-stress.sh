@@ -662,7 +662,7 @@ stock_settle() {
 			up="$up $ns:$d"
 		done
 	done
-	wait_for 30 sh -c '! rdma res show qp 2>/dev/null | grep "type RC" | grep -q ipoib' ||
+	_t_ipoib_rc_gone 30 ||
 		echo "race-stress: stock: connected-mode QPs left after 30 s: $(rdma res show qp | grep -c 'type RC')"
 	for d in $up; do
 		ns=${d%%:*}
