@@ -345,10 +345,11 @@ static int ipoib_link_changelink(struct net_device *dev, struct nlattr *tb[],
 	return 0;
 }
 
-static int ipoib_link_newlink(struct net *src_net, struct net_device *dev,
-			      struct nlattr *tb[], struct nlattr *data[],
-			      struct netlink_ext_ack *extack)
+static int ipoib_link_newlink(IPOIB_COMPAT_NEWLINK_ARGS)
 {
+	struct nlattr **data = IPOIB_COMPAT_NEWLINK_DATA;
+	struct nlattr **tb = IPOIB_COMPAT_NEWLINK_TB;
+	struct net *src_net = IPOIB_COMPAT_NEWLINK_NET;
 	struct ipoib_dev_priv *ppriv, *priv = ipoib_priv(dev);
 	struct net_device *pdev;
 	u16 pkey;

@@ -9,7 +9,11 @@
 #ifndef IPOIB_COMPAT_H
 #define IPOIB_COMPAT_H
 
+#include <linux/debugfs.h>
+#include <linux/hrtimer.h>
+#include <linux/timer.h>
 #include <linux/version.h>
+#include <net/rtnetlink.h>
 #include <rdma/ib_verbs.h>
 
 /*
@@ -59,6 +63,80 @@
  */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
 #define IB_SPEED_XDR	256
+#endif
+
+/*
+ * v6.13 added hrtimer_setup(), which also sets the callback; v6.15 removed
+ * hrtimer_init(). The older kernels get the new name.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+static inline void hrtimer_setup(struct hrtimer *timer,
+				 enum hrtimer_restart (*fn)(struct hrtimer *),
+				 clockid_t clock, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock, mode);
+	timer->function = fn;
+}
+#endif
+
+/* v6.16 renamed from_timer() to timer_container_of(), with no alias. */
+#ifndef timer_container_of
+#define timer_container_of(var, t, field)	from_timer(var, t, field)
+#endif
+
+/*
+ * v6.14 replaced debugfs_rename() (a new parent, a dentry or an ERR_PTR
+ * back) by debugfs_change_name() (in place, an errno back). Both rename
+ * @d within its directory @dir here; 0 or an errno.
+ */
+static inline int ipoib_compat_debugfs_rename(struct dentry *dir,
+					      struct dentry *d,
+					      const char *name)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+	return debugfs_change_name(d, "%s", name);
+#else
+	return PTR_ERR_OR_ZERO(debugfs_rename(dir, d, dir, name));
+#endif
+}
+
+/*
+ * v6.15 packs rtnl_link_ops.newlink's namespaces and attributes into struct
+ * rtnl_newlink_params. IPOIB_COMPAT_NEWLINK_ARGS is the parameter list;
+ * the accessors give the namespace IFLA_LINK is looked up in (the link
+ * namespace, else the caller's: what the core passed first before 6.15)
+ * and the attribute tables, for locals of the usual names.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+#define IPOIB_COMPAT_NEWLINK_ARGS \
+	struct net_device *dev, struct rtnl_newlink_params *params, \
+	struct netlink_ext_ack *extack
+#define IPOIB_COMPAT_NEWLINK_NET	rtnl_newlink_link_net(params)
+#define IPOIB_COMPAT_NEWLINK_TB		(params->tb)
+#define IPOIB_COMPAT_NEWLINK_DATA	(params->data)
+#else
+#define IPOIB_COMPAT_NEWLINK_ARGS \
+	struct net *compat_net, struct net_device *dev, \
+	struct nlattr *compat_tb[], struct nlattr *compat_data[], \
+	struct netlink_ext_ack *extack
+#define IPOIB_COMPAT_NEWLINK_NET	compat_net
+#define IPOIB_COMPAT_NEWLINK_TB		compat_tb
+#define IPOIB_COMPAT_NEWLINK_DATA	compat_data
+#endif
+
+/*
+ * v6.17 added a DMA handle argument (struct ib_dmah *) before the udata of
+ * ib_device_ops.reg_user_mr; softib ignores it.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define IB_COMPAT_REG_USER_MR_DMAH	struct ib_dmah *dmah,
+#else
+#define IB_COMPAT_REG_USER_MR_DMAH
+#endif
+
+/* v7.0 stopped including <linux/hex.h> (hex_to_bin()) from <linux/kernel.h>. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#include <linux/hex.h>
 #endif
 
 #endif /* IPOIB_COMPAT_H */

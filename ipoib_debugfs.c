@@ -263,14 +263,14 @@ static void ipoib_debugfs_name(struct ipoib_dev_priv *priv, char *base,
 
 static void ipoib_debugfs_rename_one(struct dentry *d, const char *name)
 {
-	struct dentry *ret;
+	int ret;
 
 	if (!d || !strcmp(d->d_name.name, name))
 		return;
-	ret = debugfs_rename(ipoib_debugfs_root, d, ipoib_debugfs_root, name);
-	if (IS_ERR(ret))
-		pr_warn("cannot rename debugfs entry %pd to %s: %ld\n", d, name,
-			PTR_ERR(ret));
+	ret = ipoib_compat_debugfs_rename(ipoib_debugfs_root, d, name);
+	if (ret)
+		pr_warn("cannot rename debugfs entry %pd to %s: %d\n", d, name,
+			ret);
 }
 
 /* The interface got another name (or namespace): follow it. */

@@ -13,7 +13,7 @@ PKGS=(
 	qemu-system-x86 busybox-static iputils-ping iperf3 ethtool
 	rdma-core infiniband-diags ibverbs-utils opensm
 	nfs-kernel-server libc6-dev
-	dkms dh-dkms debhelper
+	dkms dh-dkms debhelper mmdebstrap
 	dbus-daemon dnsmasq-base udev
 	libglib2.0-0 libndp0 libteamdctl0 libmm-glib0 libbluetooth3 libjansson4
 	libcurl3-gnutls libpsl5 libnm0 libnewt0.52 libreadline8

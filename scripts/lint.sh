@@ -6,8 +6,10 @@
 #  1. a clean W=1 build with sparse (C=1 CF=-Wsparse-error) in the modules'
 #     usual trees build/<kver>/<module>/ (their objects deleted first, so
 #     every file is compiled and checked again), for the default kernel
-#     (6.1, or KVER=) and for 6.12 (KVER612=, see tests/vm/kernel.sh);
-#     missing 6.12 headers are a finding;
+#     (6.1, or KVER=), for 6.12 (KVER612=, see tests/vm/kernel.sh) and for
+#     sid's newest 7.x, in scripts/sid.sh's root (made first if missing:
+#     2-3 minutes of download beside the other builds); missing 6.12
+#     headers or a sid root that cannot be made are findings;
 #  2. checkpatch.pl --no-tree --strict (flags in .checkpatch.conf) from Debian's
 #     linux-source-6.1, extracted once into build/checkpatch/.
 # Prints every finding as file:line and fails if there is any.
@@ -30,7 +32,10 @@ lint_kernel() {
 		KERNEL=stock KVER="$kver" KDIR="$kdir" ALLOW_MISSING=1 \
 		"$REPO/tests/vm/build.sh" C=1 CF=-Wsparse-error 2>&1)
 	rc=$?
-	if [ $rc != 0 ] || printf '%s\n' "$out" | grep -qE '(warning|error):'; then
+	# (a kernel that finds no usable sparse says so once, with no
+	# "warning:", and builds without it)
+	if [ $rc != 0 ] || printf '%s\n' "$out" |
+		grep -qE '(warning|error):|sparse is not available'; then
 		echo "lint: $kver: W=1/sparse findings:"
 		printf '%s\n' "$out" | grep -vE '^build: ' | sed 's/^/  /'
 		return 1
@@ -54,13 +59,24 @@ elif [ "$KVER612" != "$KVER" ]; then
 	lint_kernel "$KVER612" "$KDIR612" >"$lint_out.2" 2>&1 &
 	lint_pids="$lint_pids $!"
 fi
+# sid's 7.x: its root first (once), then the build in it
+lint_sid() {
+	local kver
+	kver=$("$REPO/scripts/sid.sh" root) || {
+		echo "lint: no sid root for Linux 7.x (scripts/sid.sh root failed)"
+		return 1
+	}
+	lint_kernel "$kver" "/usr/src/linux-headers-$kver"
+}
+lint_sid >"$lint_out.3" 2>&1 &
+lint_pids="$lint_pids $!"
 # lint_kernels_wait: the builds' reports, a finding per failed build
 lint_kernels_wait() {
 	local p f
 	for p in $lint_pids; do
 		wait "$p" || findings=$((findings + 1))
 	done
-	for f in "$lint_out".1 "$lint_out".2; do
+	for f in "$lint_out".1 "$lint_out".2 "$lint_out".3; do
 		[ -e "$f" ] && cat "$f"
 	done
 }

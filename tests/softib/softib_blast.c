@@ -357,21 +357,36 @@ static int softib_blast_reset_probe(struct softib_blast *b, struct softib_blast_
 	return n < 0 ? n : 0;
 }
 
+/*
+ * One of our own HCAs by its ib_device name (a port-1 entry), with a
+ * reference: ib_device_put() gives it back. The core's lookup by name is
+ * not exported on every kernel, and only softib's devices are wanted.
+ */
+static struct ib_device *softib_blast_get_dev(const char *name)
+{
+	struct softib_dev *sdev;
+	struct ib_device *ibdev = NULL;
+
+	mutex_lock(&softib_devs_lock);
+	sdev = softib_dev_find_by_name(name);
+	if (sdev && sdev->port_num == 1 && ib_device_try_get(&sdev->ibdev))
+		ibdev = &sdev->ibdev;
+	mutex_unlock(&softib_devs_lock);
+	return ibdev;
+}
+
 static int softib_blast_setup(struct softib_blast *b, const char *src, const char *dst)
 {
 	struct rdma_ah_attr ah_attr = {};
 	u32 i;
 	int err;
 
-	b->src.ibdev = ib_device_get_by_name(src, RDMA_DRIVER_UNKNOWN);
+	b->src.ibdev = softib_blast_get_dev(src);
 	if (!b->src.ibdev)
 		return -ENODEV;
-	b->dst.ibdev = ib_device_get_by_name(dst, RDMA_DRIVER_UNKNOWN);
+	b->dst.ibdev = softib_blast_get_dev(dst);
 	if (!b->dst.ibdev)
 		return -ENODEV;
-	/* only softib's own devices */
-	if (b->src.ibdev->ops.owner != THIS_MODULE || b->dst.ibdev->ops.owner != THIS_MODULE)
-		return -EINVAL;
 	if (b->size > ib_mtu_enum_to_int(READ_ONCE(to_sdev(b->src.ibdev)->mtu)) ||
 	    b->size > ib_mtu_enum_to_int(READ_ONCE(to_sdev(b->dst.ibdev)->mtu)))
 		return -EMSGSIZE;

@@ -86,8 +86,8 @@ int softib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (!cq->ring)
 		return -ENOMEM;
 	init_irq_work(&cq->comp_work, softib_cq_comp_irq);
-	hrtimer_init(&cq->moder_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	cq->moder_timer.function = softib_cq_moder_expired;
+	hrtimer_setup(&cq->moder_timer, softib_cq_moder_expired, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_HARD);
 	INIT_WORK(&cq->err_work, softib_cq_err_work);
 	ibcq->cqe = attr->cqe;
 	return 0;

@@ -376,7 +376,7 @@ static bool softib_rc_ack(struct softib_dev *sdev, struct softib_qp *qp,
 		if (rc->rnr_wait)
 			return false;
 		if (list_empty(&rc->msgs))
-			del_timer(&rc->timer);
+			timer_delete(&rc->timer);
 		else
 			softib_rc_arm(rc, softib_rc_timeout(rc));
 		return false;
@@ -428,7 +428,7 @@ static bool softib_rc_ack(struct softib_dev *sdev, struct softib_qp *qp,
 
 static void softib_rc_timer(struct timer_list *t)
 {
-	struct softib_rc *rc = from_timer(rc, t, timer);
+	struct softib_rc *rc = timer_container_of(rc, t, timer);
 	struct softib_qp *qp = rc->qp;
 	struct softib_dev *sdev = READ_ONCE(qp->sport);
 	struct softib_rc_msg *head;
@@ -742,7 +742,7 @@ void softib_rc_reset_locked(struct softib_qp *qp, bool to_err)
 	struct softib_rc *rc = qp->rc;
 
 	softib_rc_free_msgs(rc);
-	del_timer(&rc->timer);
+	timer_delete(&rc->timer);
 	rc->rnr_wait = false;
 	rc->nak_sent = false;
 	if (rc->in_msg && to_err) {
@@ -812,7 +812,7 @@ void softib_rc_destroy(struct softib_qp *qp)
 	spin_lock_irqsave(&qp->lock, flags);
 	rc->dead = true;
 	spin_unlock_irqrestore(&qp->lock, flags);
-	del_timer_sync(&rc->timer);
+	timer_delete_sync(&rc->timer);
 	cancel_work_sync(&rc->last_wqe_work);
 	softib_rc_free_msgs(rc);
 	kfree(rc);

@@ -190,7 +190,9 @@ static struct ib_mr *softib_get_dma_mr(struct ib_pd *ibpd, int access)
 
 /* Required for kverbs registration; there is no user space support. */
 static struct ib_mr *softib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-					u64 virt, int access, struct ib_udata *udata)
+					u64 virt, int access,
+					IB_COMPAT_REG_USER_MR_DMAH
+					struct ib_udata *udata)
 {
 	return ERR_PTR(-EOPNOTSUPP);
 }

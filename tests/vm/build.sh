@@ -8,7 +8,8 @@
 #
 #   tests/vm/build.sh [EXTRA KBUILD ARGS...]     e.g. C=2 CF=-Wsparse-error
 #
-# Env: KERNEL=stock|debug, KVER=, KDIR= (see kernel.sh). ALLOW_MISSING=1 lets
+# Env: KERNEL=stock|debug, KVER=, KDIR= (see kernel.sh; KVER=7: sid's newest
+# kernel, built in scripts/sid.sh's root). ALLOW_MISSING=1 lets
 # a module whose sources do not exist yet be skipped instead of failing.
 # Compiler output has build/<kver>/<mod>/ paths rewritten to the source paths.
 set -euo pipefail
@@ -18,7 +19,7 @@ if [ -n "$KERNEL_SKIP" ]; then
 	echo "build: skipped: $KERNEL_SKIP"
 	exit 0
 fi
-if [ ! -e "$KDIR/Makefile" ]; then
+if [ ! -e "$KDIR_HOST/Makefile" ]; then
 	echo "build: no kernel headers at $KDIR (run scripts/deps.sh, or set KDIR=)" >&2
 	exit 1
 fi
@@ -52,7 +53,8 @@ sync_tree() {
 kbuild() {
 	local dir=$1 srcp=$2 name=$3
 	echo "build: $name for $KVER"
-	make -s -j"$(nproc)" -C "$KDIR" M="$dir" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= "${EXTRA[@]}" modules 2>&1 |
+	# shellcheck disable=SC2086
+	$KMAKE -s -j"$(nproc)" -C "$KDIR" M="$dir" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= "${EXTRA[@]}" modules 2>&1 |
 		sed -e "s,$dir/,$srcp,g" -e "s,^\\(\\.\\./\\)*build/$KVER/[a-z]*/,$srcp,"
 }
 

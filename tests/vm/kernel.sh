@@ -26,10 +26,32 @@ kernel_newest() {
 		sed 's,.*/linux-headers-,,' | sort -V | tail -n 1
 }
 
+# KMAKE: how make runs for KDIR (a command line); KDIR_HOST: where KDIR's
+# files are as the host sees them. The same for every kernel except sid's.
+KMAKE="make"
+KDIR_HOST=
+
 case "$KERNEL" in
 stock)
+	# Linux 7.x (KVER=7, a 7.x series or release): sid's newest headers, in
+	# the throw-away sid root of scripts/sid.sh, built there (build only:
+	# no VM boots it yet)
+	case ${KVER:-} in
+	7 | 7.*)
+		if ! _sid=$("$REPO/scripts/sid.sh" kver) || [ -z "$_sid" ]; then
+			echo "no sid root with Linux 7.x headers: run scripts/sid.sh root" >&2
+			return 1 2>/dev/null || exit 1
+		fi
+		case $KVER in 7 | 7.[0-9] | 7.[0-9][0-9]) KVER=$_sid ;; esac
+		KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
+		KDIR_HOST=${SID_ROOT:-$BUILD/sid-root}$KDIR
+		KMAKE="$REPO/scripts/sid.sh make"
+		VMLINUZ=none MODROOT=none VM_MEM=${VM_MEM:-1024}
+		;;
+	esac
 	# a bare series (KVER=6.12) means its newest installed release
 	case ${KVER:-} in
+	7.*) ;;
 	[0-9].[0-9] | [0-9].[0-9][0-9])
 		series=$KVER
 		KVER=$(kernel_newest "$series")
@@ -40,7 +62,9 @@ stock)
 		;;
 	esac
 	KVER=${KVER:-$(kernel_newest 6.1)}
-	if [ -z "$KVER" ]; then
+	if [ -n "$KDIR_HOST" ]; then
+		:
+	elif [ -z "$KVER" ]; then
 		echo "no /usr/src/linux-headers-6.1.*-amd64: run scripts/deps.sh" >&2
 		return 1 2>/dev/null || exit 1
 	fi
@@ -94,5 +118,7 @@ KBUILD_DIR=$BUILD/$KVER
 # there are none.
 KVER612=${KVER612:-$(kernel_newest 6.12)}
 KDIR612=${KVER612:+${KDIR612:-/usr/src/linux-headers-$KVER612}}
+KDIR_HOST=${KDIR_HOST:-$KDIR}
 export REPO BUILD KERNEL KVER KDIR VMLINUZ MODROOT VM_MEM KBUILD_DIR KERNEL_SKIP
+export KMAKE KDIR_HOST
 export KVER612 KDIR612
