@@ -165,17 +165,27 @@ check_wait "carrier on b" 30 _t_has_carrier b ib1
 # unicast replies (drop_no_rwqe 1851; 16 of 100 peers resolved b within a
 # minute, 2026-12-07, host CPUs busy). ARP is not what this case is
 # about; the path queries and connections still start at first contact.
-hwaddr() { in_host "$1" ip -o link show "$2" | sed 's|.*link/infiniband \([^ ]*\) .*|\1|'; }
+# hwaddr NS IF: IF's hardware address as it is up (connected mode's RC flag
+# included), read with one ip command
+hwaddr() {
+	local l
+	l=$(ip -n "$1" -o link show "$2") || return 1
+	l=${l#*link/infiniband }
+	echo "${l%% *}"
+}
+# (b's entries in one ip command)
 static_neighbours() {
-	local i=1 hb hp
-	hb=$(hwaddr b ib1)
+	local i=1 hb
+	hb=$(hwaddr b ib1) || return 1
+	: >/tmp/scale.bneigh
 	while [ $i -le $N ]; do
-		hp=$(hwaddr n$i p$i)
-		in_host n$i ip neigh replace $B lladdr "$hb" dev p$i nud permanent &&
-			in_host b ip neigh replace "$(addr $i)" lladdr "$hp" dev ib1 nud permanent ||
-			return 1
+		ip -n n$i neigh replace $B lladdr "$hb" dev p$i nud permanent &&
+			echo "neigh replace $(addr $i) lladdr $(hwaddr n$i p$i) dev ib1 nud permanent" \
+				>>/tmp/scale.bneigh || return 1
 		i=$((i + 1))
 	done
+	ip -n b -batch /tmp/scale.bneigh &&
+		test "$(ip -n b neigh show dev ib1 nud permanent | grep -c .)" = $N
 }
 check "every peer and b know each other's hardware address" static_neighbours
 dmesg_mark scale
