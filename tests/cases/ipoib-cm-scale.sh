@@ -108,10 +108,6 @@ contact_report() {
 	grep "$qpn" /sys/kernel/debug/ipoib/ib1/neighs
 	for f in sib0 sib1; do
 		echo "$f: $(awk '$2 != 0 { printf "%s %s, ", $1, $2 }' "$(sib $f counters)")"
-		for c in cm_tx_msgs cm_tx_retries cm_rx_msgs cm_rx_duplicates; do
-			echo "$f $c: $(cd /sys/class/infiniband_cm/$f/1/$c 2>/dev/null &&
-				grep -v '^0$' -H * | tr '\n' ' ')"
-		done
 	done
 	dmesg | tail -n 20
 }
