@@ -83,6 +83,14 @@ first_contact() {
 	done
 	echo $n
 }
+# hwaddr NS IF: IF's hardware address as it is up (connected mode's RC flag
+# included), read with one ip command
+hwaddr() {
+	local l
+	l=$(ip -n "$1" -o link show "$2") || return 1
+	l=${l#*link/infiniband }
+	echo "${l%% *}"
+}
 # contact_report I: what peer I and b hold, for a peer that never got through
 contact_report() {
 	local f
@@ -100,7 +108,7 @@ contact_report() {
 		echo "p$1 $f:"
 		head -n 6 /sys/kernel/debug/ipoib/p$1/$f 2>/dev/null
 	done
-	qpn=$(in_host n$1 ip link show p$1 | sed -n 's/.*infiniband ..:\(..\):\(..\):\(..\):.*/0x\1\2\3/p')
+	qpn=$(hwaddr n$1 p$1 | sed -n 's/^..:\(..\):\(..\):\(..\):.*/0x\1\2\3/p')
 	echo "b: $(grep -vc '^#' /sys/kernel/debug/ipoib/ib1/connections 2>/dev/null) connections;" \
 		"to p$1 ($qpn): $(grep "^$qpn" /sys/kernel/debug/ipoib/ib1/connections)"
 	echo "b: $(in_host b ip neigh show dev ib1 | grep -c .) neighbours; p$1's:" \
@@ -161,14 +169,6 @@ check_wait "carrier on b" 30 _t_has_carrier b ib1
 # unicast replies (drop_no_rwqe 1851; 16 of 100 peers resolved b within a
 # minute, 2026-12-07, host CPUs busy). ARP is not what this case is
 # about; the path queries and connections still start at first contact.
-# hwaddr NS IF: IF's hardware address as it is up (connected mode's RC flag
-# included), read with one ip command
-hwaddr() {
-	local l
-	l=$(ip -n "$1" -o link show "$2") || return 1
-	l=${l#*link/infiniband }
-	echo "${l%% *}"
-}
 # (b's entries in one ip command)
 static_neighbours() {
 	local i=1 hb

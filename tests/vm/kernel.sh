@@ -62,9 +62,7 @@ stock)
 		;;
 	esac
 	KVER=${KVER:-$(kernel_newest 6.1)}
-	if [ -n "$KDIR_HOST" ]; then
-		:
-	elif [ -z "$KVER" ]; then
+	if [ -z "$KDIR_HOST" ] && [ -z "$KVER" ]; then
 		echo "no /usr/src/linux-headers-6.1.*-amd64: run scripts/deps.sh" >&2
 		return 1 2>/dev/null || exit 1
 	fi
