@@ -14,6 +14,12 @@
 #   scripts/sid.sh make ARGS    make ARGS inside the root (as root), with the
 #                               repository at its own path and /proc (objtool
 #                               needs it) mounted in a private mount namespace
+#   scripts/sid.sh image        the kernel image and modules of the root's
+#                               headers, for the VMs to boot (once: about
+#                               125 MB of packages, 20 s): extracted into
+#                               build/sid-image/KVER/ and indexed by depmod
+#                               (Debian's 7.x packages ship no /boot and no
+#                               modules.dep); prints that directory
 #
 # Env: SID_ROOT (default build/sid-root), SID_MIRROR (default the first
 # deb.debian.org-style URI of the host's apt sources).
@@ -120,8 +126,59 @@ sid_make() {
 	' sid-make "$ROOT" "$REPO" "$@"
 }
 
+# in_root CMD: a shell command in the root, with /proc
+in_root() {
+	# shellcheck disable=SC2016
+	unshare --mount --propagation private bash -c '
+		mount -t proc proc "$1/proc" && exec chroot "$1" sh -c "$2"' \
+		sid-root "$ROOT" "$1"
+}
+
+# The image packages of the headers' release: linux-image-KVER is an empty
+# package whose dependencies hold the kernel (linux-binary-KVER), its
+# modules (linux-modules-KVER) and config (linux-base-KVER). They are
+# fetched by the root's apt (whose package lists mmdebstrap dropped) and
+# unpacked with dpkg-deb, not installed: the root needs no initramfs tools.
+sid_image() {
+	local kver dir tmp d
+	kver=$(sid_kver)
+	[ -e "$ROOT/.ready" ] && [ -n "$kver" ] || {
+		echo "sid: no sid root in ${ROOT#"$REPO"/} (scripts/sid.sh root)" >&2
+		exit 1
+	}
+	dir=$BUILD/sid-image/$kver
+	exec 8>"$BUILD/.sid-image.lock"
+	flock -w 900 8 || { echo "sid: could not lock $dir" >&2; exit 1; }
+	if [ ! -e "$dir/.ready" ]; then
+		tmp=$dir.tmp
+		rm -rf "$tmp" "$dir" "$ROOT/tmp/sid-image"
+		mkdir -p "$tmp" "$ROOT/tmp/sid-image"
+		chmod 0777 "$ROOT/tmp/sid-image"	# apt downloads as _apt
+		echo "sid: fetching the $kver image and modules" >&2
+		in_root "apt-get -q -o Acquire::Check-Valid-Until=false update >/dev/null &&
+			 cd /tmp/sid-image && apt-get -q download linux-binary-$kver \
+			 linux-modules-$kver linux-base-$kver" >&2 || {
+			echo "sid: could not fetch the $kver image packages" >&2
+			exit 1
+		}
+		for d in "$ROOT"/tmp/sid-image/*.deb; do
+			dpkg-deb -x "$d" "$tmp" || exit 1
+		done
+		rm -rf "$ROOT/tmp/sid-image"
+		if [ ! -e "$tmp/usr/lib/modules/$kver/vmlinuz" ]; then
+			echo "sid: no usr/lib/modules/$kver/vmlinuz in the image packages" >&2
+			exit 1
+		fi
+		depmod -b "$tmp/usr" "$kver" || exit 1
+		touch "$tmp/.ready"
+		mv "$tmp" "$dir"
+	fi
+	echo "$dir"
+}
+
 case ${1:-} in
 root) sid_root ;;
+image) sid_image ;;
 kver)
 	[ -e "$ROOT/.ready" ] || exit 1
 	sid_kver
@@ -131,7 +188,7 @@ make)
 	sid_make "$@"
 	;;
 *)
-	sed -n '3,18s/^# \{0,1\}//p' "$0" >&2
+	sed -n '3,24s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac

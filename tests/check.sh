@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make check: deps + lint + build + runner self-test + the DKMS package +
-# the VM suite on the stock kernel + the 6.12 tier + the debug tier, in this
-# order. Every stage runs even if an earlier one failed (except deps), so
+# the VM suite on the stock kernel + the 6.12 tier + the 7.x tier + the
+# debug tier, in this order. Every stage runs even if an earlier one failed (except deps), so
 # one run shows everything; each stage counts as one test in the final line
 # "N passed, N failed[, N skipped]".
 # Exit status non-zero on any failure.
@@ -26,7 +26,7 @@
 #
 # Env: CASES (subset of the VM suite; the tiers take their cases among
 # them), KERNEL=stock|debug, KVER, KDIR, KVER612, KDIR612, SKIP_LINT=1 /
-# SKIP_SELFTEST=1 / SKIP_DKMS=1 / DEBUG_TIER=0 / TIER612=0 (developer
+# SKIP_SELFTEST=1 / SKIP_DKMS=1 / DEBUG_TIER=0 / TIER612=0 / TIER7=0 (developer
 # shortcuts; not for CI).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -151,15 +151,16 @@ fi
 # counted after the suite (count_stages).
 late_dkms=0
 if [ $dkms = 1 ] && [ "$KERNEL" != debug ] &&
-   { [ "${DEBUG_TIER:-1}" != 0 ] || [ "${TIER612:-1}" != 0 ]; }; then
+   { [ "${DEBUG_TIER:-1}" != 0 ] || [ "${TIER612:-1}" != 0 ] || [ "${TIER7:-1}" != 0 ]; }; then
 	late_dkms=1
 	export DKMS_STAGE_RC=$LOGDIR/dkms.rc
 else
 	[ $dkms = 1 ] && stage_wait dkms
 fi
 
-if [ "$KERNEL" = debug ] || { [ "${DEBUG_TIER:-1}" = 0 ] && [ "${TIER612:-1}" = 0 ]; }; then
-	[ "$KERNEL" = stock ] && echo "check: debug and 6.12 tiers not run (DEBUG_TIER=0 TIER612=0)"
+if [ "$KERNEL" = debug ] ||
+   { [ "${DEBUG_TIER:-1}" = 0 ] && [ "${TIER612:-1}" = 0 ] && [ "${TIER7:-1}" = 0 ]; }; then
+	[ "$KERNEL" = stock ] && echo "check: debug, 6.12 and 7.x tiers not run (DEBUG_TIER=0 TIER612=0 TIER7=0)"
 	echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
 	LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 RUN_T0=$t0 exec "$HERE/run.sh"
 fi
@@ -238,6 +239,46 @@ else
 	"${t612_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
 		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/612" "$HERE/run.sh"
 	echo "# 6.12 tier done after $(($(date +%s) - t612)) s"
+fi
+
+# --- the 7.x tier ---
+# The cases whose header says "# tier: 7" (a core set: datapath, multicast,
+# P_Key children, connected mode, fabric events, rdma_cm, device removal,
+# enhanced IPoIB) on sid's newest Linux 7.x, from scripts/sid.sh's root
+# (the lint made it and built the modules there) and its image (fetched
+# here, once), labelled "[ours@7.2]"; "# 7-drivers:" and "# 7-sm:" as for
+# the 6.12 tier. Two-VM cases boot VM1 on the suite's kernel (6.1):
+# "[ours@7.2/stock@6.1]".
+tier_cases 7
+if [ "${TIER7:-1}" = 0 ]; then
+	echo "check: 7.x tier not run (TIER7=0)"
+elif [ ${#sel[@]} = 0 ]; then
+	echo "check: no 7.x-tier case among CASES='${CASES:-}': 7.x tier not run"
+else
+	case $KVER in
+	7.*) echo "check: the suite ran on $KVER: 7.x tier not repeated" ;;
+	*)
+		t7=$(date +%s)
+		: >"$LOGDIR/stages-7"
+		STAGES=$LOGDIR/stages-7
+		stage sid-image-7 bash -c '"$0/scripts/sid.sh" root >/dev/null && "$0/scripts/sid.sh" image' "$REPO"
+		kver7=$("$REPO/scripts/sid.sh" kver 2>/dev/null || true)
+		if [ -z "$kver7" ]; then
+			count_stages "$STAGES"
+			count_skip "all [@7.x]" "7.x tier" "no sid root: see the sid-image-7 stage"
+		else
+			tag7=@$(echo "$kver7" | cut -d. -f1,2)
+			echo "=== 7.x tier ($kver7): ${sel[*]}"
+			t7_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
+				-u KMAKE -u KDIR_HOST -u KDIR KERNEL=stock KVER="$kver7" TIER=7
+				KERNEL_TAG="$tag7" PEER_KVER="$KVER" PEER_TAG=@$(echo "$KVER" | cut -d. -f1,2))
+			stage build-7 "${t7_env[@]}" "$HERE/vm/build.sh"
+			"${t7_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
+				NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/7" "$HERE/run.sh"
+			echo "# 7.x tier done after $(($(date +%s) - t7)) s"
+		fi
+		;;
+	esac
 fi
 
 # --- the debug tier ---

@@ -238,12 +238,18 @@ hdr() {	# hdr FILE KEY: value of "# KEY: value" in the first 30 lines
 }
 
 # sm_label DRIVER SM: the label inside [] of one boot; KERNEL_TAG (e.g.
-# "@6.12", set by a tier of tests/check.sh) names the kernel in it.
+# "@6.12", set by a tier of tests/check.sh) names the kernel in it, and
+# with PEER_TAG (VM1 of a two-VM case on another kernel, PEER_KVER) each
+# VM's kernel is named: "ours@7.2/stock@6.1".
 sm_label() {
-	if [ "$2" = embedded ]; then
-		echo "$1${KERNEL_TAG:-}"
+	local d=$1
+	if [ -n "${PEER_TAG:-}" ] && [[ $d == */* ]]; then
+		d=${d%%/*}${KERNEL_TAG:-}/${d#*/}$PEER_TAG
+		[ "$2" = embedded ] && echo "$d" || echo "$d+$2"
+	elif [ "$2" = embedded ]; then
+		echo "$d${KERNEL_TAG:-}"
 	else
-		echo "$1+$2${KERNEL_TAG:-}"
+		echo "$d+$2${KERNEL_TAG:-}"
 	fi
 }
 
@@ -260,8 +266,8 @@ driver_matches() {
 
 # case_jobs FILE: one "DRIVER SM" line per boot the case makes. On the
 # (slow) debug kernel "# debug-drivers:" and "# debug-sm:" make fewer boots;
-# in the 6.12 tier (TIER=612) "# 612-drivers:" and "# 612-sm:" do, and the
-# SM defaults to the embedded one only.
+# in a kernel tier (TIER=612, TIER=7) "# TIER-drivers:" and "# TIER-sm:"
+# do, and the SM defaults to the embedded one only.
 case_jobs() {
 	local d m drivers sms
 	drivers=$(hdr "$1" drivers)
@@ -269,9 +275,9 @@ case_jobs() {
 	if [ "${KERNEL:-stock}" = debug ]; then
 		[ -n "$(hdr "$1" debug-drivers)" ] && drivers=$(hdr "$1" debug-drivers)
 		[ -n "$(hdr "$1" debug-sm)" ] && sms=$(hdr "$1" debug-sm)
-	elif [ "${TIER:-}" = 612 ]; then
-		[ -n "$(hdr "$1" 612-drivers)" ] && drivers=$(hdr "$1" 612-drivers)
-		sms=$(hdr "$1" 612-sm)
+	elif [ -n "${TIER:-}" ]; then
+		[ -n "$(hdr "$1" "$TIER-drivers")" ] && drivers=$(hdr "$1" "$TIER-drivers")
+		sms=$(hdr "$1" "$TIER-sm")
 	fi
 	for d in ${drivers:-ours}; do
 		driver_matches "$d" || continue
@@ -362,6 +368,26 @@ t0=$(date +%s.%N)
 	summary
 	exit 1
 }
+# PEER_KVER (a release or series, as KVER): VM1 of every two-VM case boots
+# that kernel instead, with its own initramfs (its modules as the build
+# stage left them in build/<release>/), e.g. the 7.x tier's ours on 7.x
+# against stock on 6.1. PEER_TAG is its label ("@6.1").
+PEER_INITRD= PEER_VMLINUZ=
+if [ -n "${PEER_KVER:-}" ]; then
+	PEER_INITRD=$LOGDIR/initrd-peer
+	trap 'rm -f "$INITRD" "$PEER_INITRD"' EXIT
+	# shellcheck disable=SC2016
+	if ! PEER_VMLINUZ=$(env -u KDIR -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR \
+		-u KERNEL_SKIP -u KMAKE -u KDIR_HOST KERNEL=stock KVER="$PEER_KVER" bash -c '
+			. "$1/vm/kernel.sh" >&2 && "$1/vm/mkinitramfs.sh" "$2" >&2 &&
+			echo "$VMLINUZ"' peer "$HERE" "$PEER_INITRD"); then
+		emit fail "build" "initramfs for the peer kernel $PEER_KVER" "mkinitramfs failed"
+		summary
+		exit 1
+	fi
+	PEER_TAG=${PEER_TAG:-@$PEER_KVER}
+	echo "# two-VM cases: VM1 boots $PEER_VMLINUZ"
+fi
 have_ours=0 have_softib=0
 [ -e "$KBUILD_DIR/ipoib/ib_ipoib.ko" ] && have_ours=1
 [ -e "$KBUILD_DIR/softib/softib.ko" ] && have_softib=1
@@ -459,6 +485,10 @@ run_one() {
 	fi
 	smp=$(hdr "$f" vcpus)
 	mem=$(hdr "$f" mem)
+	if [ "$vms" = 2 ] && [ -n "${PEER_INITRD:-}" ]; then
+		VM_VMLINUZ1=$PEER_VMLINUZ
+		VM_INITRD1=${VM_INITRD1:-$PEER_INITRD}
+	fi
 	VM_MEM=${mem:-$VM_MEM} VM_SMP=${smp:-${VM_SMP_ALL:-}} VM_TIMEOUT=$tmo vm_boot "$vms" "$INITRD" "$out" \
 		"$common VM_ID=0 IPOIB_DRIVER=$d0${VM_APPEND0:+ $VM_APPEND0}" \
 		"$common VM_ID=1 IPOIB_DRIVER=$d1${VM_APPEND1:+ $VM_APPEND1}"

@@ -4,7 +4,7 @@
 # vms: 1
 # vcpus: 2
 # timeout: 600
-# tier: 612
+# tier: 612 7
 # 612-drivers: stock
 #
 # Enhanced IPoIB (issue 30): softib loaded with enhanced=1 offers

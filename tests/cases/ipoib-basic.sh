@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 300
-# tier: 612
+# tier: 612 7
 # debug-drivers: ours
 # sm: embedded opensm
 # debug-sm: embedded

@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 300
-# tier: 612
+# tier: 612 7
 #
 # Partitions hold in connected mode too (review 2026-12, finding 13). b's
 # port has P_Keys 0xffff and 0x8001 and a child ib1.8001 in connected mode;

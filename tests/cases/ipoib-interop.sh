@@ -3,7 +3,8 @@
 # drivers: ours/stock stock/ours
 # vms: 2
 # timeout: 480
-# tier: 612
+# tier: 612 7
+# 7-drivers: ours/stock
 # sm: embedded opensm
 #
 # Interoperability with the in-tree driver: our ib_ipoib in one VM and the

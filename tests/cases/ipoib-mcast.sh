@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 300
-# tier: 612
+# tier: 612 7
 # sm: embedded opensm
 #
 # Multicast membership as the SA sees it: the broadcast group (full member,

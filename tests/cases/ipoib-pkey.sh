@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 420
-# tier: 612
+# tier: 612 7
 # sm: embedded opensm
 #
 # P_Key child interfaces, both ways: `ip link add ... type ipoib pkey` and

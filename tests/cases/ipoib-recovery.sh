@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 400
-# tier: 612
+# tier: 612 7
 #
 # Fabric events go through the driver's one resync path: carrier follows the
 # port (down/up), an SM restart (all groups forgotten, client reregister), a

@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 400
-# tier: 612
+# tier: 612 7
 #
 # Teardown under load: rmmod ib_ipoib while iperf3 runs (the module unloads,
 # nothing is reported), then two softib devices bound to a veth pair with

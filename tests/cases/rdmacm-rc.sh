@@ -6,7 +6,7 @@
 # timeout: 480
 # sm: embedded opensm
 # debug-sm: embedded
-# tier: debug 612
+# tier: debug 612 7
 # debug-drivers: ours
 #
 # rdma_cm in the TCP port space (RDMA_PS_TCP: RC connections, as NFS/RDMA,

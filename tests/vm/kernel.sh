@@ -34,8 +34,8 @@ KDIR_HOST=
 case "$KERNEL" in
 stock)
 	# Linux 7.x (KVER=7, a 7.x series or release): sid's newest headers, in
-	# the throw-away sid root of scripts/sid.sh, built there (build only:
-	# no VM boots it yet)
+	# the throw-away sid root of scripts/sid.sh, built there, booted
+	# from the image scripts/sid.sh image extracts
 	case ${KVER:-} in
 	7 | 7.*)
 		if ! _sid=$("$REPO/scripts/sid.sh" kver) || [ -z "$_sid" ]; then
@@ -46,7 +46,12 @@ stock)
 		KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
 		KDIR_HOST=${SID_ROOT:-$BUILD/sid-root}$KDIR
 		KMAKE="$REPO/scripts/sid.sh make"
-		VMLINUZ=none MODROOT=none VM_MEM=${VM_MEM:-1024}
+		# the image scripts/sid.sh image extracted (vmlinuz and
+		# modules under usr/lib/modules: Debian 7.x ships no /boot)
+		_img=$BUILD/sid-image/$KVER/usr
+		VMLINUZ=${VMLINUZ:-$_img/lib/modules/$KVER/vmlinuz}
+		MODROOT=${MODROOT:-$_img}
+		VM_MEM=${VM_MEM:-1024}
 		;;
 	esac
 	# a bare series (KVER=6.12) means its newest installed release

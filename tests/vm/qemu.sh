@@ -82,7 +82,9 @@ qemu_wait_listen() {
 # vm_boot COUNT INITRD OUTPREFIX APPEND0 [APPEND1]: boot 1 VM, or 2 VMs linked
 # by a QEMU socket netdev on 127.0.0.1 (VM0 listens, VM1 connects), MACs
 # 52:54:00:00:00:01 and :02. Output files are OUTPREFIX.vmN.*.
-# VM_INITRD0/VM_INITRD1, if set, replace INITRD for that VM (vmhook.sh).
+# VM_INITRD0/VM_INITRD1, if set, replace INITRD for that VM (vmhook.sh);
+# VM_VMLINUZ1, if set, replaces VMLINUZ for VM1 (a peer on another kernel,
+# run.sh's PEER_KVER).
 vm_boot() {
 	local count=$1 initrd=$2 out=$3 port p0 p1
 	if [ "$count" = 1 ]; then
@@ -104,7 +106,7 @@ vm_boot() {
 		echo 1 >"$out.vm1.rc"
 		return
 	fi
-	VM_SMP=1 qemu_run 1 "${VM_INITRD1:-$initrd}" "$out.vm1" "$5" \
+	VMLINUZ=${VM_VMLINUZ1:-$VMLINUZ} VM_SMP=1 qemu_run 1 "${VM_INITRD1:-$initrd}" "$out.vm1" "$5" \
 		-netdev "socket,id=n0,connect=127.0.0.1:$port" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02" &
 	p1=$!
