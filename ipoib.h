@@ -10,6 +10,11 @@
  *   1. rtnl_lock                 ndo_open/ndo_stop, ethtool, carrier work
  *                                and the resync's restarts of an HCA's
  *                                enhanced datapath (trylock only)
+ *   1b. dev->lock (7.x)          the instance lock of an ops-locked netdev
+ *                                (a provider's that set request_ops_lock):
+ *                                held by the core around our ndos; taken
+ *                                after rtnl by the resync's restarts and
+ *                                ipoib_set_mode() (design.rst)
  *   2. priv->op_mutex            the UD QP and its CQs: start/stop, recreate,
  *                                destroy; the groups' start/stop (attach and
  *                                detach); CQ moderation (ethtool -C)

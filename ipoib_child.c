@@ -72,6 +72,8 @@ int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
 	 * still checksums one validated just before. Back to datagram mode,
 	 * they return once no connection is left.
 	 */
+	/* the core's order: rtnl, the instance lock (ops locked, 7.x), ours */
+	ipoib_compat_ops_lock(dev);
 	if (cm) {
 		priv->cm_asked = true;
 		netdev_update_features(dev);
@@ -93,6 +95,7 @@ int ipoib_set_mode(struct ipoib_dev_priv *priv, u16 mode,
 		priv->cm_asked = priv->cm_mode;
 		netdev_update_features(dev);
 	}
+	ipoib_compat_ops_unlock(dev);	/* dev_set_mtu() takes it */
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "ipoib: cannot start connected mode");
 		return ret;

@@ -426,8 +426,9 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 		goto err_free;
 	}
 
-	netif_napi_add(priv->dev, &cm->napi, ipoib_cm_poll);
-	napi_enable(&cm->napi);
+	/* on an ops-locked netdev our caller holds its instance lock */
+	ipoib_compat_napi_add(priv->dev, &cm->napi, ipoib_cm_poll);
+	ipoib_compat_napi_enable(&cm->napi);
 	ib_req_notify_cq(cm->cq, IB_CQ_NEXT_COMP);
 
 	cm->listen = ib_create_cm_id(priv->ca, ipoib_cm_rx_handler, cm);
@@ -450,8 +451,8 @@ int ipoib_cm_start(struct ipoib_dev_priv *priv)
 	return 0;
 
 err_napi:
-	napi_disable(&cm->napi);
-	netif_napi_del(&cm->napi);
+	ipoib_compat_napi_disable(&cm->napi);
+	ipoib_compat_napi_del(&cm->napi);
 err_free:
 	netdev_warn(priv->dev, "cannot start connected mode: %d\n", ret);
 	ipoib_cm_free(cm);
@@ -529,8 +530,8 @@ void ipoib_cm_stop(struct ipoib_dev_priv *priv)
 			break;
 		wait_event_timeout(cm->wait, ipoib_cm_rx_reapable(cm), HZ / 10);
 	}
-	napi_disable(&cm->napi);
-	netif_napi_del(&cm->napi);
+	ipoib_compat_napi_disable(&cm->napi);
+	ipoib_compat_napi_del(&cm->napi);
 	cancel_work_sync(&cm->work);
 	/* What did not drain in time: no completion is polled any more. */
 	if (left) {

@@ -10,7 +10,9 @@
 #define IPOIB_COMPAT_H
 
 #include <linux/debugfs.h>
+#include <linux/ethtool.h>
 #include <linux/hrtimer.h>
+#include <linux/netdevice.h>
 #include <linux/timer.h>
 #include <linux/version.h>
 #include <net/rtnetlink.h>
@@ -132,6 +134,132 @@ static inline int ipoib_compat_debugfs_rename(struct dentry *dir,
 #define IB_COMPAT_REG_USER_MR_DMAH	struct ib_dmah *dmah,
 #else
 #define IB_COMPAT_REG_USER_MR_DMAH
+#endif
+
+/*
+ * The netdev instance lock. v6.13 made NAPI's add, enable, disable and del
+ * take dev->lock themselves, with *_locked variants for a holder; v6.15
+ * let a driver set request_ops_lock so that the core calls its ndos and
+ * ethtool ops with that lock held ("ops locked"); v6.16 (where mlx5i, and
+ * softib's provider after it, request it) added netdev_lock_ops_to_full().
+ * On an ops-locked netdev, code the core calls holds the lock already, and
+ * our own work items take it (ipoib_compat_ops_lock()) after rtnl and before
+ * anything of ours. ipoib_compat_napi_*() are for code that may run either
+ * way: with the ops lock held when the netdev is ops locked, with rtnl only
+ * when not. Before 6.16 no provider requests the lock: plain calls.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#include <net/netdev_lock.h>
+static inline void ipoib_compat_ops_lock(struct net_device *dev)
+{
+	netdev_lock_ops(dev);
+}
+
+static inline void ipoib_compat_ops_unlock(struct net_device *dev)
+{
+	netdev_unlock_ops(dev);
+}
+
+static inline void ipoib_compat_request_ops_lock(struct net_device *dev)
+{
+	dev->request_ops_lock = true;
+}
+
+/* false if @dev is ops locked and nobody holds its lock (lockdep's check) */
+static inline bool ipoib_compat_ops_lock_held(struct net_device *dev)
+{
+	return !netdev_need_ops_lock(dev) || mutex_is_locked(&dev->lock);
+}
+
+static inline void ipoib_compat_napi_add(struct net_device *dev,
+					 struct napi_struct *napi,
+					 int (*poll)(struct napi_struct *, int))
+{
+	netdev_lock_ops_to_full(dev);
+	netif_napi_add_locked(dev, napi, poll);
+	netdev_unlock_full_to_ops(dev);
+}
+
+static inline void ipoib_compat_napi_enable(struct napi_struct *napi)
+{
+	netdev_lock_ops_to_full(napi->dev);
+	napi_enable_locked(napi);
+	netdev_unlock_full_to_ops(napi->dev);
+}
+
+static inline void ipoib_compat_napi_disable(struct napi_struct *napi)
+{
+	netdev_lock_ops_to_full(napi->dev);
+	napi_disable_locked(napi);
+	netdev_unlock_full_to_ops(napi->dev);
+}
+
+static inline void ipoib_compat_napi_del(struct napi_struct *napi)
+{
+	struct net_device *dev = napi->dev;
+
+	netdev_lock_ops_to_full(dev);
+	netif_napi_del_locked(napi);
+	netdev_unlock_full_to_ops(dev);
+}
+#else
+static inline void ipoib_compat_ops_lock(struct net_device *dev)
+{
+}
+
+static inline void ipoib_compat_ops_unlock(struct net_device *dev)
+{
+}
+
+static inline void ipoib_compat_request_ops_lock(struct net_device *dev)
+{
+}
+
+static inline bool ipoib_compat_ops_lock_held(struct net_device *dev)
+{
+	return true;
+}
+
+#define ipoib_compat_napi_add(dev, napi, poll)	netif_napi_add(dev, napi, poll)
+#define ipoib_compat_napi_enable(napi)	napi_enable(napi)
+#define ipoib_compat_napi_disable(napi)	napi_disable(napi)
+#define ipoib_compat_napi_del(napi)	netif_napi_del(napi)
+#endif
+
+/*
+ * ethtool's core calls an ops-locked netdev's ethtool ops under its
+ * instance lock only, except those a driver names in op_needs_rtnl (after
+ * 6.16; before, every op ran under rtnl too). IPOIB_COMPAT_OP_NEEDS_RTNL
+ * is the initializer of that member, empty where it does not exist (a
+ * kernel with ETHTOOL_OP_NEEDS_RTNL_GLINK has every bit softib uses).
+ */
+#ifdef ETHTOOL_OP_NEEDS_RTNL_GLINK
+#define IPOIB_COMPAT_OP_NEEDS_RTNL(bits)	.op_needs_rtnl = (bits),
+#else
+#define IPOIB_COMPAT_OP_NEEDS_RTNL(bits)
+#endif
+
+/*
+ * v7.1 added ndo_set_rx_mode_async (process context, rtnl and the ops
+ * lock held, snapshots of the address lists), and its register_netdevice()
+ * warns when an ops-locked netdev still has ndo_set_rx_mode (later kernels
+ * refuse it). Ours only queues work, which either can do: the member is
+ * .IPOIB_COMPAT_NDO_SET_RX_MODE, the function
+ * "static IPOIB_COMPAT_RX_MODE_RET f(IPOIB_COMPAT_RX_MODE_ARGS)" ending
+ * with "return IPOIB_COMPAT_RX_MODE_DONE;".
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 1, 0)
+#define IPOIB_COMPAT_NDO_SET_RX_MODE	ndo_set_rx_mode_async
+#define IPOIB_COMPAT_RX_MODE_ARGS \
+	struct net_device *dev, struct netdev_hw_addr_list *compat_uc, \
+	struct netdev_hw_addr_list *compat_mc
+#define IPOIB_COMPAT_RX_MODE_RET	int
+#define IPOIB_COMPAT_RX_MODE_DONE	0
+#else
+#define IPOIB_COMPAT_NDO_SET_RX_MODE	ndo_set_rx_mode
+#define IPOIB_COMPAT_RX_MODE_ARGS	struct net_device *dev
+#define IPOIB_COMPAT_RX_MODE_RET	void
+#define IPOIB_COMPAT_RX_MODE_DONE
 #endif
 
 /* v7.0 stopped including <linux/hex.h> (hex_to_bin()) from <linux/kernel.h>. */

@@ -313,14 +313,17 @@ static void ipoib_resync_task(struct work_struct *work)
 					   HZ / 50);
 			return;
 		}
+		/*
+		 * 7.x: a provider that asks for the instance lock is opened and
+		 * stopped under it, as the core does (after rtnl, before ours)
+		 */
+		ipoib_compat_ops_lock(priv->dev);
 	}
 	mutex_lock(&priv->op_mutex);
 	if (priv->dying) {
 		/* ipoib_dev_cleanup(): no new CQs, no carrier_work */
 		mutex_unlock(&priv->op_mutex);
-		if (rtnl)
-			rtnl_unlock();
-		return;
+		goto unlock;
 	}
 	if (ipoib_query_port(priv))
 		clear_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
@@ -360,8 +363,11 @@ static void ipoib_resync_task(struct work_struct *work)
 out:
 	queue_delayed_work(priv->wq, &priv->carrier_work, 0);
 	mutex_unlock(&priv->op_mutex);
-	if (rtnl)
+unlock:
+	if (rtnl) {
+		ipoib_compat_ops_unlock(priv->dev);
 		rtnl_unlock();
+	}
 }
 
 void ipoib_requeue_xmit(struct ipoib_dev_priv *priv, struct sk_buff *skb)
@@ -505,13 +511,15 @@ static u16 ipoib_select_queue(struct net_device *dev, struct sk_buff *skb,
 	return netdev_pick_tx(dev, skb, sb_dev);
 }
 
-static void ipoib_set_rx_mode(struct net_device *dev)
+/* The multicast list changed: the multicast work reads it. */
+static IPOIB_COMPAT_RX_MODE_RET ipoib_set_rx_mode(IPOIB_COMPAT_RX_MODE_ARGS)
 {
 	struct ipoib_dev_priv *priv = ipoib_priv(dev);
 
 	set_bit(IPOIB_FLAG_MC_DIRTY, &priv->flags);
 	if (test_bit(IPOIB_FLAG_ADMIN_UP, &priv->flags))
 		mod_delayed_work(priv->wq, &priv->mcast_work, 0);
+	return IPOIB_COMPAT_RX_MODE_DONE;
 }
 
 static void ipoib_tx_timeout(struct net_device *dev, unsigned int txqueue)
@@ -557,7 +565,7 @@ const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_select_queue	= ipoib_select_queue,
 	.ndo_change_mtu		= ipoib_change_mtu,
 	.ndo_fix_features	= ipoib_fix_features,
-	.ndo_set_rx_mode	= ipoib_set_rx_mode,
+	.IPOIB_COMPAT_NDO_SET_RX_MODE = ipoib_set_rx_mode,
 	.ndo_tx_timeout		= ipoib_tx_timeout,
 	.ndo_get_stats64	= ipoib_get_stats64,
 	.ndo_neigh_destroy	= ipoib_neigh_destroy,

@@ -194,6 +194,13 @@ static int softib_rn_initialize(struct ib_device *ibdev, u32 port, struct net_de
 
 	ndev->netdev_ops = &softib_rn_netdev_ops;
 	ndev->ethtool_ops = rn->is_parent ? &softib_rn_ethtool_ops : &softib_rn_child_ethtool_ops;
+	/*
+	 * As mlx5i from 6.16: the core calls our ndos and ethtool ops with
+	 * the netdev's instance lock held, and so must the ULP when it opens
+	 * or stops us from its own work (channels_up/down take the NAPI
+	 * calls' *_locked forms then).
+	 */
+	ipoib_compat_request_ops_lock(ndev);
 	ndev->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM | NETIF_F_GRO |
 			    NETIF_F_TSO | NETIF_F_TSO6 | NETIF_F_RXCSUM | NETIF_F_RXHASH;
 	nch = min3(nch, ndev->num_tx_queues, ndev->num_rx_queues);
@@ -324,12 +331,26 @@ static void softib_rn_ndo_uninit(struct net_device *ndev)
 	rn->inited = false;
 }
 
+/*
+ * The ULP opens and stops an ops-locked netdev under its instance lock, as
+ * the core does (7.x); lockdep would say so on a debug kernel only, so we
+ * say it on every kernel: a WARN fails the test run.
+ */
+static void softib_rn_assert_ops_lock(struct softib_rn *rn)
+{
+	WARN_ONCE(!ipoib_compat_ops_lock_held(rn->ndev),
+		  "softib: %s: channels changed without the netdev's instance lock\n",
+		  rn->ndev->name);
+}
+
 void softib_rn_channels_up(struct softib_rn *rn)
 {
 	unsigned int i;
 
+	softib_rn_assert_ops_lock(rn);
+
 	for (i = 0; i < rn->ndev->real_num_rx_queues; i++)
-		napi_enable(&rn->rxq[i].napi);
+		ipoib_compat_napi_enable(&rn->rxq[i].napi);
 	WRITE_ONCE(rn->rx_up, true);
 }
 
@@ -337,10 +358,11 @@ void softib_rn_channels_down(struct softib_rn *rn)
 {
 	unsigned int i;
 
+	softib_rn_assert_ops_lock(rn);
 	WRITE_ONCE(rn->rx_up, false);
 	synchronize_rcu();	/* softib_rn_rx() saw rx_up false or is done */
 	for (i = 0; i < rn->ndev->real_num_rx_queues; i++)
-		napi_disable(&rn->rxq[i].napi);
+		ipoib_compat_napi_disable(&rn->rxq[i].napi);
 	softib_rn_rx_purge(rn, NULL);
 }
 
@@ -350,6 +372,7 @@ static int softib_rn_open(struct net_device *ndev)
 	unsigned long flags;
 
 	ASSERT_RTNL();
+	softib_rn_assert_ops_lock(rn);
 
 	if (rn->opened)
 		return 0;
@@ -369,6 +392,7 @@ static int softib_rn_stop(struct net_device *ndev)
 	struct softib_rn *rn = softib_rn(ndev);
 
 	ASSERT_RTNL();
+	softib_rn_assert_ops_lock(rn);
 
 	netif_carrier_off(ndev);
 	netif_tx_disable(ndev);

@@ -185,7 +185,15 @@ static void softib_rn_get_stats(struct net_device *ndev, struct ethtool_stats *s
 	}
 }
 
+/*
+ * On 7.x the core calls these under the netdev's instance lock only (the
+ * netdev is ops locked, as mlx5i's): those that change the queues or read
+ * the port ask for rtnl as mlx5i does.
+ */
 const struct ethtool_ops softib_rn_ethtool_ops = {
+	IPOIB_COMPAT_OP_NEEDS_RTNL(ETHTOOL_OP_NEEDS_RTNL_SCHANNELS |
+				   ETHTOOL_OP_NEEDS_RTNL_SRINGPARAM |
+				   ETHTOOL_OP_NEEDS_RTNL_GLINK)
 	.supported_coalesce_params = ETHTOOL_COALESCE_USECS | ETHTOOL_COALESCE_MAX_FRAMES |
 				     ETHTOOL_COALESCE_USE_ADAPTIVE,
 	.get_drvinfo = softib_rn_drvinfo,
@@ -203,6 +211,7 @@ const struct ethtool_ops softib_rn_ethtool_ops = {
 };
 
 const struct ethtool_ops softib_rn_child_ethtool_ops = {
+	IPOIB_COMPAT_OP_NEEDS_RTNL(ETHTOOL_OP_NEEDS_RTNL_GLINK)
 	.get_drvinfo = softib_rn_drvinfo,
 	.get_link = ethtool_op_get_link,
 	.get_link_ksettings = softib_rn_link_ksettings,
