@@ -3,6 +3,7 @@
 # drivers: ours stock
 # vms: 1
 # vcpus: 2
+# tier: 7
 # timeout: 600
 #
 # Enhanced IPoIB (issue 30) through the fabric's events, under traffic (a

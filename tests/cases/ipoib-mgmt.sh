@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 420
-# tier: 612
+# tier: 7
 #
 # The administrator's view with the real ethtool: -i (driver, version,
 # firmware, bus), link settings from the port's speed and width, -S counters

@@ -4,7 +4,6 @@
 # vms: 1
 # boot: shared
 # timeout: 300
-# tier: 612
 #
 # What the driver refuses, it refuses at once and cleanly (review 2026-12,
 # findings 3 and 12):

@@ -5,7 +5,7 @@
 # vms: 1
 # vcpus: 2
 # timeout: 600
-# tier: debug 7
+# tier: debug
 #
 # Device removal racing child deletion (review 2026-12, finding 1): eight
 # P_Key children of ib0 up, then all of them deleted at once (ip link del,

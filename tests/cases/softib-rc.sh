@@ -5,7 +5,7 @@
 # vms: 1
 # boot: shared
 # timeout: 600
-# tier: debug 612
+# tier: debug
 #
 # softib's reliable connected QPs and SRQs (Documentation/softib.rst),
 # proven with the stock driver's connected mode (RFC 4755), and our
