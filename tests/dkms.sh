@@ -151,68 +151,116 @@ keep() {	# keep STATE [KVER...]: the root's updates/ of each kernel, for the gue
 	true
 }
 
-# the in-tree module of each kernel, for the guest's "removed" states
+# intree KVER MODDIR: that kernel's in-tree module (under MODDIR, its
+# /lib/modules/KVER), for the guest's "removed" states
+intree() {
+	local p
+	p=$(grep -o '^[^:]*ulp/ipoib/ib_ipoib\.ko[^:]*' "$2/modules.dep")
+	install -D -m 0644 "$2/$p" "$T/guest/$1/intree/$p"
+}
 for k in $KVERS; do
-	p=$(grep -o '^[^:]*ulp/ipoib/ib_ipoib\.ko[^:]*' "/lib/modules/$k/modules.dep")
-	install -D -m 0644 "/lib/modules/$k/$p" "$T/guest/$k/intree/$p"
+	intree "$k" "/lib/modules/$k"
 done
 
-# --- dpkg -i ---
-step "dpkg -i ib-ipoib-dkms_${ver}_all.deb (its postinst ran DKMS)" dpkg -i "/tmp/${deb##*/}"
-ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
-is_ours "dpkg -i" "$KVER" "$ver"
-keep installed "$KVER"
+# sequence: in the root $R, for the kernels $KVERS (the first: the one the
+# package's postinst builds for; $k612: one more, through the kernel's
+# postinst hook), install, upgrade and remove the package, then make
+# install and uninstall; each state's trees kept for the guest
+sequence() {
+	local k1=${KVERS%% *} k
 
-# --- a second kernel: the kernel's postinst hook ---
-if [ -n "$k612" ]; then
-	ch dkms remove -m ib-ipoib -v "$ver" -k "$k612" >>"$log" 2>&1
-	is_intree "dkms remove -k $k612" "$k612"
-	step "/etc/kernel/postinst.d/dkms $k612 ran" /etc/kernel/postinst.d/dkms "$k612"
-	is_ours "kernel postinst hook" "$k612" "$ver"
-	keep installed "$k612"	# what the hook built
-else
-	echo "ok - second kernel: the kernel postinst hook # SKIP no Linux 6.12 headers and modules (scripts/deps.sh)"
-fi
+	# --- dpkg -i ---
+	step "${pre}dpkg -i ib-ipoib-dkms_${ver}_all.deb (its postinst ran DKMS)" dpkg -i "/tmp/${deb##*/}"
+	ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
+	is_ours "${pre}dpkg -i" "$k1" "$ver"
+	keep installed "$k1"
 
-# --- upgrade ---
-step "dpkg -i ib-ipoib-dkms_${ver2}_all.deb upgrades" dpkg -i "/tmp/${deb2##*/}"
-ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
-is_ours "upgrade" "$KVER" "$ver2"
-[ -n "$k612" ] && is_ours "upgrade" "$k612" "$ver2"
-if ch dkms status -m ib-ipoib -v "$ver" 2>/dev/null | grep -q .; then
-	nok "upgrade: DKMS has no $ver any more" "$(ch dkms status -m ib-ipoib -v "$ver")"
-else
-	ok "upgrade: DKMS has no $ver any more"
-fi
-keep upgraded
-
-# --- dpkg -r ---
-step "dpkg -r ib-ipoib-dkms" dpkg -r ib-ipoib-dkms
-is_intree "dpkg -r" "$KVER"
-[ -n "$k612" ] && is_intree "dpkg -r" "$k612"
-left=$(find "$R/lib/modules" -path '*/updates/*' -name 'ib_ipoib.ko*' 2>/dev/null)
-if [ -z "$left" ] && ! ch dkms status 2>/dev/null | grep -q ib-ipoib; then
-	ok "dpkg -r leaves no module of ours and nothing in DKMS"
-else
-	nok "dpkg -r leaves no module of ours and nothing in DKMS" "$left $(ch dkms status)"
-fi
-keep removed
-
-# --- make install / make uninstall, for each kernel ---
-for k in $KVERS; do
-	step "make install KVER=$k" make -C "$REPO" install KVER="$k"
-	f=$(res "$k")
-	if [ "$f" = "/lib/modules/$k/updates/ib_ipoib.ko" ] && [ "$(modver "$k")" = "$ver" ]; then
-		ok "make install: $k: ib_ipoib resolves to ours in updates/, version $ver"
-	else
-		nok "make install: $k: ib_ipoib resolves to ours in updates/, version $ver" \
-			"resolves to '${f:-nothing}', version '$(modver "$k")'"
+	# --- a second kernel: the kernel's postinst hook ---
+	if [ -n "$k612" ]; then
+		ch dkms remove -m ib-ipoib -v "$ver" -k "$k612" >>"$log" 2>&1
+		is_intree "${pre}dkms remove -k $k612" "$k612"
+		step "${pre}/etc/kernel/postinst.d/dkms $k612 ran" /etc/kernel/postinst.d/dkms "$k612"
+		is_ours "${pre}kernel postinst hook" "$k612" "$ver"
+		keep installed "$k612"	# what the hook built
+	elif [ -z "$pre" ]; then	# (sid's root has one kernel)
+		echo "ok - second kernel: the kernel postinst hook # SKIP no Linux 6.12 headers and modules (scripts/deps.sh)"
 	fi
-	keep make-installed "$k"
-	step "make uninstall KVER=$k" make -C "$REPO" uninstall KVER="$k"
-	is_intree "make uninstall" "$k"
-	keep make-uninstalled "$k"
-done
+
+	# --- upgrade ---
+	step "${pre}dpkg -i ib-ipoib-dkms_${ver2}_all.deb upgrades" dpkg -i "/tmp/${deb2##*/}"
+	ch dkms status 2>/dev/null | sed 's/^/# dkms status: /'
+	is_ours "${pre}upgrade" "$k1" "$ver2"
+	[ -n "$k612" ] && is_ours "${pre}upgrade" "$k612" "$ver2"
+	if ch dkms status -m ib-ipoib -v "$ver" 2>/dev/null | grep -q .; then
+		nok "${pre}upgrade: DKMS has no $ver any more" "$(ch dkms status -m ib-ipoib -v "$ver")"
+	else
+		ok "${pre}upgrade: DKMS has no $ver any more"
+	fi
+	keep upgraded
+
+	# --- dpkg -r ---
+	step "${pre}dpkg -r ib-ipoib-dkms" dpkg -r ib-ipoib-dkms
+	is_intree "${pre}dpkg -r" "$k1"
+	[ -n "$k612" ] && is_intree "${pre}dpkg -r" "$k612"
+	left=$(find "$R/lib/modules" -path '*/updates/*' -name 'ib_ipoib.ko*' 2>/dev/null)
+	if [ -z "$left" ] && ! ch dkms status 2>/dev/null | grep -q ib-ipoib; then
+		ok "${pre}dpkg -r leaves no module of ours and nothing in DKMS"
+	else
+		nok "${pre}dpkg -r leaves no module of ours and nothing in DKMS" "$left $(ch dkms status)"
+	fi
+	keep removed
+
+	# --- make install / make uninstall, for each kernel ---
+	for k in $KVERS; do
+		step "${pre}make install KVER=$k" make -C "$REPO" install KVER="$k"
+		f=$(res "$k")
+		if [ "$f" = "/lib/modules/$k/updates/ib_ipoib.ko" ] && [ "$(modver "$k")" = "$ver" ]; then
+			ok "${pre}make install: $k: ib_ipoib resolves to ours in updates/, version $ver"
+		else
+			nok "${pre}make install: $k: ib_ipoib resolves to ours in updates/, version $ver" \
+				"resolves to '${f:-nothing}', version '$(modver "$k")'"
+		fi
+		keep make-installed "$k"
+		step "${pre}make uninstall KVER=$k" make -C "$REPO" uninstall KVER="$k"
+		is_intree "${pre}make uninstall" "$k"
+		keep make-uninstalled "$k"
+	done
+}
+pre=
+sequence
+
+# --- Debian sid's newest kernel (7.x), as a sid user installs it ---
+# An overlay over scripts/sid.sh's root (the lint made it) and the image
+# scripts/sid.sh image unpacked (its modules, as linux-image installs
+# them), with dkms installed by apt as its Depends would bring it, then
+# the same sequence for that kernel. Its trees go to guest/<release>/ for
+# the 7.x tier's dkms case. No sid root: skipped, with the reason.
+sid_root=${SID_ROOT:-$BUILD/sid-root}
+k7=$(bash "$REPO/scripts/sid.sh" kver 2>/dev/null || true)
+if [ -z "$k7" ]; then
+	echo "ok - sid: the package on Debian sid's 7.x # SKIP no sid root (make lint or scripts/sid.sh root makes it)"
+elif ! img=$(bash "$REPO/scripts/sid.sh" image 2>>"$log"); then
+	nok "sid: the image of $k7 (scripts/sid.sh image)" "see ${log#"$REPO"/}"
+else
+	R=$T/sid
+	mkdir -p "$R" "$T/rw/sid-upper" "$T/rw/sid-work"
+	if mount -t overlay overlay \
+		-o "lowerdir=$img:$sid_root,upperdir=$T/rw/sid-upper,workdir=$T/rw/sid-work" "$R" &&
+	   mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" &&
+	   mount --rbind /dev "$R/dev" && mount -t tmpfs tmpfs "$R/tmp" &&
+	   mkdir -p "$R$REPO" && mount --bind "$REPO" "$R$REPO"; then
+		ok "sid: a throw-away root over the sid root and the $k7 image"
+		cp "$deb" "$deb2" "$R/tmp/"
+		step "sid: apt-get install dkms" sh -c 'apt-get -q -o Acquire::Check-Valid-Until=false update &&
+			apt-get -q -y install dkms'
+		intree "$k7" "$R/usr/lib/modules/$k7"
+		KVERS=$k7 k612= pre="sid: "
+		sequence
+	else
+		nok "sid: a throw-away root over the sid root and the $k7 image" "mount failed"
+	fi
+fi
+
 # nothing of this reached the host
 if [ -e "/lib/modules/$KVER/updates/dkms/ib_ipoib.ko" ] ||
    dpkg-query -W ib-ipoib-dkms >/dev/null 2>&1; then

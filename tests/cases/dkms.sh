@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # drivers: ours
-# tier: 612
+# tier: 612 7
 # vms: 1
 # timeout: 300
 # vm-hook: tests/vm/dkms/vm-hook.sh
@@ -100,9 +100,11 @@ what="dpkg -i"
 case $K in 6.12*) what="dpkg -i, then the kernel hook" ;; esac
 state installed "$what" "$ko1" "$ver"
 state upgraded "upgrade to $ver2" "$ko2" "$ver2"
-check "the upgrade's module is another build (srcversion)" test \
-	"$(modinfo -F srcversion "$D/installed/$ko1")" != \
-	"$(modinfo -F srcversion "$D/upgraded/$ko2")"
+# (its contents: 7.x's srcversion no longer covers the header that holds
+# the version, so two versions of ours may share one)
+ko_sum() { case $1 in *.xz) xzcat "$1" ;; *) cat "$1" ;; esac | md5sum; }
+check "the upgrade's module is another build (contents differ)" test \
+	"$(ko_sum "$D/installed/$ko1")" != "$(ko_sum "$D/upgraded/$ko2")"
 state removed "dpkg -r" "$intree" ""
 state make-installed "make install" updates/ib_ipoib.ko "$ver"
 state make-uninstalled "make uninstall" "$intree" ""

@@ -36,8 +36,18 @@ stock)
 	# Linux 7.x (KVER=7, a 7.x series or release): sid's newest headers, in
 	# the throw-away sid root of scripts/sid.sh, built there, booted
 	# from the image scripts/sid.sh image extracts
+	# (natively, on a host that has 7.x headers, e.g. sid itself: as any
+	# other series)
+	_native=
 	case ${KVER:-} in
 	7 | 7.*)
+		if [ -d "/usr/src/linux-headers-$KVER" ] || [ -n "$(kernel_newest "$KVER")" ]; then
+			_native=1
+		fi
+		;;
+	esac
+	case ${KVER:-}${_native:+-native} in
+	7 | 7.*[!e])
 		if ! _sid=$("$REPO/scripts/sid.sh" kver) || [ -z "$_sid" ]; then
 			echo "no sid root with Linux 7.x headers: run scripts/sid.sh root" >&2
 			return 1 2>/dev/null || exit 1
@@ -56,8 +66,8 @@ stock)
 	esac
 	# a bare series (KVER=6.12) means its newest installed release
 	case ${KVER:-} in
-	7.*) ;;
-	[0-9].[0-9] | [0-9].[0-9][0-9])
+	7.*-amd64) ;;
+	[0-9] | [0-9].[0-9] | [0-9].[0-9][0-9])
 		series=$KVER
 		KVER=$(kernel_newest "$series")
 		if [ -z "$KVER" ]; then
