@@ -23,7 +23,8 @@
 # line: an earlier run of a chain of runs), FAILS_OUT (a file the failed
 # tests are appended to; the summary lists them again above the total).
 # Case headers (first 30 lines): "# drivers: ours stock" (a boot per driver,
-# "ours/stock" pairs for two VMs), "# vms: 1|2", "# timeout: S",
+# "ours/stock" pairs for two VMs), "# opensm-drivers:" (of those, the ones
+# also booted under OpenSM when "# sm:" has it), "# vms: 1|2", "# timeout: S",
 # "# sm: embedded opensm" (a boot per SM mode too; default embedded: the label
 # of an OpenSM boot is "[driver+opensm]", the guest gets SM_MODE),
 # "# debug-drivers:" / "# debug-sm:" (the same on the debug kernel),
@@ -282,6 +283,9 @@ case_jobs() {
 	for d in ${drivers:-ours}; do
 		driver_matches "$d" || continue
 		for m in ${sms:-embedded}; do
+			# "# opensm-drivers:": under OpenSM only those
+			[ "$m" = opensm ] && [ -n "$(hdr "$1" opensm-drivers)" ] &&
+				[[ " $(hdr "$1" opensm-drivers) " != *" $d "* ]] && continue
 			echo "$d $m"
 		done
 	done

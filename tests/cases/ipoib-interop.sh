@@ -6,6 +6,7 @@
 # tier: 612 7
 # 7-drivers: ours/stock
 # sm: embedded opensm
+# opensm-drivers: ours/stock
 #
 # Interoperability with the in-tree driver: our ib_ipoib in one VM and the
 # stock one in the other (then swapped), over softib's Ethernet transport

@@ -4,7 +4,7 @@
 # vms: 1
 # boot: shared
 # timeout: 400
-# sm: embedded opensm
+# sm: embedded
 #
 # Address resolution is observable and bounded: the first ping to a new
 # host is answered while its path resolves; IPv4 and IPv6 neighbours of one
