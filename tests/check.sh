@@ -3,9 +3,9 @@
 #
 # make check: deps + lint + build + runner self-test + the DKMS package +
 # the VM suite on the stock kernel + the 6.12 tier + the 7.x tier + the
-# debug tier, in this order. Every stage runs even if an earlier one failed (except deps), so
-# one run shows everything; each stage counts as one test in the final line
-# "N passed, N failed[, N skipped]".
+# debug tier, in this order. Every stage runs even if an earlier one failed
+# (except deps), so one run shows everything; each stage counts as one test
+# in the final line "N passed, N failed[, N skipped]".
 # Exit status non-zero on any failure.
 #
 # The debug tier: the cases whose header says "# tier: debug" (the fault
@@ -26,8 +26,8 @@
 #
 # Env: CASES (subset of the VM suite; the tiers take their cases among
 # them), KERNEL=stock|debug, KVER, KDIR, KVER612, KDIR612, SKIP_LINT=1 /
-# SKIP_SELFTEST=1 / SKIP_DKMS=1 / DEBUG_TIER=0 / TIER612=0 / TIER7=0 (developer
-# shortcuts; not for CI).
+# SKIP_SELFTEST=1 / SKIP_DKMS=1 / DEBUG_TIER=0 / TIER612=0 / TIER7=0
+# (developer shortcuts; not for CI).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
