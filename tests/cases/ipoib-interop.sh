@@ -5,6 +5,7 @@
 # timeout: 480
 # tier: 612 7
 # 7-drivers: ours/stock
+# 612-drivers: ours/stock
 # sm: embedded opensm
 # opensm-drivers: ours/stock
 #
