@@ -68,6 +68,14 @@ else
 	nok "the package depends on dkms" "no dkms in Depends"
 fi
 
+# root_mounts DIR: /proc, /sys, /dev, a fresh /tmp and the repository (at
+# its own path) in the root DIR
+root_mounts() {
+	mount -t proc proc "$1/proc" && mount --rbind /sys "$1/sys" &&
+		mount --rbind /dev "$1/dev" && mount -t tmpfs tmpfs "$1/tmp" &&
+		mkdir -p "$1$REPO" && mount --bind "$REPO" "$1$REPO"
+}
+
 # --- the throw-away root: an overlay over the host's / ---
 R=$T/root
 mkdir -p "$T/rw" "$R" "$T/guest"
@@ -78,9 +86,7 @@ fi
 if ! mount -t overlay overlay -o "lowerdir=/,upperdir=$T/rw/upper,workdir=$T/rw/work" "$R"; then
 	cannot_run "no overlay over / here (mount -t overlay failed)"
 fi
-if ! { mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" &&
-	mount --rbind /dev "$R/dev" && mount -t tmpfs tmpfs "$R/tmp" &&
-	mkdir -p "$R$REPO" && mount --bind "$REPO" "$R$REPO"; }; then
+if ! root_mounts "$R"; then
 	nok "an overlay root over /" "mount failed"
 	exit 1
 fi
@@ -251,11 +257,9 @@ else
 	mkdir -p "$R" "$T/rw/sid-upper" "$T/rw/sid-work"
 	if mount -t overlay overlay \
 		-o "lowerdir=$img:$sid_root,upperdir=$T/rw/sid-upper,workdir=$T/rw/sid-work" "$R" &&
-	   mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" &&
-	   mount --rbind /dev "$R/dev" && mount -t tmpfs tmpfs "$R/tmp" &&
-	   mkdir -p "$R$REPO" && mount --bind "$REPO" "$R$REPO"; then
+	   root_mounts "$R"; then
 		ok "sid: a throw-away root over the sid root and the $k7 image"
-		cp "$deb" "$deb2" "$R/tmp/"
+		cp "$deb" "$R/tmp/"	# (no upgrade on sid)
 		step "sid: apt-get install dkms" sh -c 'apt-get -q -o Acquire::Check-Valid-Until=false update &&
 			apt-get -q -y install dkms'
 		intree "$k7" "$R/usr/lib/modules/$k7"

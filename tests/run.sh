@@ -243,14 +243,15 @@ hdr() {	# hdr FILE KEY: value of "# KEY: value" in the first 30 lines
 # with PEER_TAG (VM1 of a two-VM case on another kernel, PEER_KVER) each
 # VM's kernel is named: "ours@7.2/stock@6.1".
 sm_label() {
-	local d=$1
+	local d=$1 tag=${KERNEL_TAG:-}
 	if [ -n "${PEER_TAG:-}" ] && [[ $d == */* ]]; then
-		d=${d%%/*}${KERNEL_TAG:-}/${d#*/}$PEER_TAG
-		[ "$2" = embedded ] && echo "$d" || echo "$d+$2"
-	elif [ "$2" = embedded ]; then
-		echo "$d${KERNEL_TAG:-}"
+		d=${d%%/*}$tag/${d#*/}$PEER_TAG
+		tag=
+	fi
+	if [ "$2" = embedded ]; then
+		echo "$d$tag"
 	else
-		echo "$d+$2${KERNEL_TAG:-}"
+		echo "$d+$2$tag"
 	fi
 }
 

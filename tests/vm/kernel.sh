@@ -38,35 +38,29 @@ stock)
 	# from the image scripts/sid.sh image extracts
 	# (natively, on a host that has 7.x headers, e.g. sid itself: as any
 	# other series)
-	_native=
 	case ${KVER:-} in
 	7 | 7.*)
 		if [ -d "/usr/src/linux-headers-$KVER" ] || [ -n "$(kernel_newest "$KVER")" ]; then
-			_native=1
-		fi
-		;;
-	esac
-	case ${KVER:-}${_native:+-native} in
-	7 | 7.*[!e])
-		if ! _sid=$("$REPO/scripts/sid.sh" kver) || [ -z "$_sid" ]; then
+			:	# installed here: as any other series, below
+		elif ! _sid=$("$REPO/scripts/sid.sh" kver) || [ -z "$_sid" ]; then
 			echo "no sid root with Linux 7.x headers: run scripts/sid.sh root" >&2
 			return 1 2>/dev/null || exit 1
+		else
+			case $KVER in 7 | 7.[0-9] | 7.[0-9][0-9]) KVER=$_sid ;; esac
+			KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
+			KDIR_HOST=${SID_ROOT:-$BUILD/sid-root}$KDIR
+			KMAKE="$REPO/scripts/sid.sh make"
+			# the image scripts/sid.sh image extracted (vmlinuz and
+			# modules under usr/lib/modules: Debian 7.x ships no /boot)
+			_img=$BUILD/sid-image/$KVER/usr
+			VMLINUZ=${VMLINUZ:-$_img/lib/modules/$KVER/vmlinuz}
+			MODROOT=${MODROOT:-$_img}
+			VM_MEM=${VM_MEM:-1024}
 		fi
-		case $KVER in 7 | 7.[0-9] | 7.[0-9][0-9]) KVER=$_sid ;; esac
-		KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
-		KDIR_HOST=${SID_ROOT:-$BUILD/sid-root}$KDIR
-		KMAKE="$REPO/scripts/sid.sh make"
-		# the image scripts/sid.sh image extracted (vmlinuz and
-		# modules under usr/lib/modules: Debian 7.x ships no /boot)
-		_img=$BUILD/sid-image/$KVER/usr
-		VMLINUZ=${VMLINUZ:-$_img/lib/modules/$KVER/vmlinuz}
-		MODROOT=${MODROOT:-$_img}
-		VM_MEM=${VM_MEM:-1024}
 		;;
 	esac
 	# a bare series (KVER=6.12) means its newest installed release
 	case ${KVER:-} in
-	7.*-amd64) ;;
 	[0-9] | [0-9].[0-9] | [0-9].[0-9][0-9])
 		series=$KVER
 		KVER=$(kernel_newest "$series")
