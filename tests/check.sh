@@ -3,7 +3,8 @@
 #
 # make check: deps + lint + build + runner self-test + the DKMS package +
 # the VM suite on the stock kernel + the 6.12 tier + the 7.x tier + the
-# debug tier, in this order. Every stage runs even if an earlier one failed
+# debug tier, reported in this order (the suite and the tiers run at once,
+# sharing the VM slots). Every stage runs even if an earlier one failed
 # (except deps), so one run shows everything; each stage counts as one test
 # in the final line "N passed, N failed[, N skipped]".
 # Exit status non-zero on any failure.
@@ -60,6 +61,7 @@ stage() {	# stage NAME CMD...: run a stage, print its output, record ok/not ok
 # log only; stage_wait NAME prints that log and records it. For a stage
 # that mostly computes beside one that mostly waits (the dkms stage's
 # module builds beside the self-test's deliberate time-outs).
+declare -A bg_pid=()
 stage_bg() {
 	local name=$1
 	shift
@@ -69,10 +71,11 @@ stage_bg() {
 		"$@" >"$LOGDIR/$name.log" 2>&1
 		echo "$? $(($(date +%s) - ts))" >"$LOGDIR/$name.rc"
 	) &
+	bg_pid[$name]=$!
 }
 stage_wait() {
 	local name=$1 rc secs
-	wait
+	wait "${bg_pid[$name]}"
 	read -r rc secs <"$LOGDIR/$name.rc" || { rc=1 secs=0; }
 	echo "=== $name (in the background)"
 	cat "$LOGDIR/$name.log"
@@ -165,18 +168,19 @@ if [ "$KERNEL" = debug ] ||
 	LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 RUN_T0=$t0 exec "$HERE/run.sh"
 fi
 
-# --- stock suite, then the 6.12 tier, then the debug tier, one total ---
+# --- the stock suite and the kernel tiers, sharing the VM slots ---
+# The tiers run beside the stock suite, each a run of tests/run.sh on its
+# own kernel, and all share the JOBS VM slots (tests/vm/pool.sh: the
+# longest waiting job of any run goes next). One after the other, each
+# tier ended with a core idle behind its last long boot: 2-3 minutes of a
+# full run (2026-12-07). The stock suite prints as it goes; each tier's
+# output waits in a file and is printed after it, its tests numbered after
+# those before it, so that the log reads as if they ran in turn.
 COUNTS=$LOGDIR/counts
-echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
-LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 COUNTS_OUT=$COUNTS NO_SUMMARY=1 \
-	"$HERE/run.sh"
-echo "# stock suite done after $(($(date +%s) - t0)) s"
-if [ $late_dkms = 1 ]; then
-	STAGES=$LOGDIR/stages-late
-	: >"$STAGES"
-	stage_wait dkms
-	count_stages "$STAGES"
-fi
+: "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
+export JOBS POOL=$LOGDIR/pool
+. "$HERE/vm/pool.sh"
+pool_init "$POOL" "$JOBS"
 
 # tier_cases TIER: the cases whose header names TIER in "# tier:", among
 # those CASES selects, into sel[].
@@ -218,28 +222,29 @@ count_skip() {
 }
 
 # --- the 6.12 tier ---
-tier_cases 612
-if [ "${TIER612:-1}" = 0 ]; then
-	echo "check: 6.12 tier not run (TIER612=0)"
-elif [ ${#sel[@]} = 0 ]; then
-	echo "check: no 6.12-tier case among CASES='${CASES:-}': 6.12 tier not run"
-elif [ "$KVER" = "$KVER612" ]; then
-	echo "check: the suite ran on $KVER: 6.12 tier not repeated"
-elif [ -z "$KVER612" ] || [ ! -e "/boot/vmlinuz-$KVER612" ]; then
-	count_skip "all [@6.12]" "6.12 tier" \
-		"no Linux 6.12 kernel and headers installed (scripts/deps.sh installs linux-image-6.12-amd64 and linux-headers-6.12-amd64)"
-else
-	t612=$(date +%s)
-	echo "=== 6.12 tier ($KVER612): ${sel[*]}"
-	t612_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
-		  KERNEL=stock KVER="$KVER612" KDIR="$KDIR612" TIER=612 KERNEL_TAG=@6.12)
-	: >"$LOGDIR/stages-612"
-	STAGES=$LOGDIR/stages-612
-	stage build-612 "${t612_env[@]}" "$HERE/vm/build.sh"
-	"${t612_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
-		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/612" "$HERE/run.sh"
-	echo "# 6.12 tier done after $(($(date +%s) - t612)) s"
-fi
+tier_612() {
+	tier_cases 612
+	if [ "${TIER612:-1}" = 0 ]; then
+		echo "check: 6.12 tier not run (TIER612=0)"
+	elif [ ${#sel[@]} = 0 ]; then
+		echo "check: no 6.12-tier case among CASES='${CASES:-}': 6.12 tier not run"
+	elif [ "$KVER" = "$KVER612" ]; then
+		echo "check: the suite ran on $KVER: 6.12 tier not repeated"
+	elif [ -z "$KVER612" ] || [ ! -e "/boot/vmlinuz-$KVER612" ]; then
+		count_skip "all [@6.12]" "6.12 tier" \
+			"no Linux 6.12 kernel and headers installed (scripts/deps.sh installs linux-image-6.12-amd64 and linux-headers-6.12-amd64)"
+	else
+		local t612 t612_env
+		t612=$(date +%s)
+		echo "=== 6.12 tier ($KVER612): ${sel[*]}"
+		t612_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
+			  KERNEL=stock KVER="$KVER612" KDIR="$KDIR612" TIER=612 KERNEL_TAG=@6.12)
+		stage build-612 "${t612_env[@]}" "$HERE/vm/build.sh"
+		"${t612_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
+			NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/612" "$HERE/run.sh"
+		echo "# 6.12 tier done after $(($(date +%s) - t612)) s"
+	fi
+}
 
 # --- the 7.x tier ---
 # The cases whose header says "# tier: 7" (a core set: datapath, multicast,
@@ -249,70 +254,116 @@ fi
 # here, once), labelled "[ours@7.2]"; "# 7-drivers:" and "# 7-sm:" as for
 # the 6.12 tier. Two-VM cases boot VM1 on the suite's kernel (6.1):
 # "[ours@7.2/stock@6.1]".
-tier_cases 7
-if [ "${TIER7:-1}" = 0 ]; then
-	echo "check: 7.x tier not run (TIER7=0)"
-elif [ ${#sel[@]} = 0 ]; then
-	echo "check: no 7.x-tier case among CASES='${CASES:-}': 7.x tier not run"
-else
+tier_7() {
+	local t7 kver7 tag7 t7_env
+	tier_cases 7
+	if [ "${TIER7:-1}" = 0 ]; then
+		echo "check: 7.x tier not run (TIER7=0)"
+		return
+	elif [ ${#sel[@]} = 0 ]; then
+		echo "check: no 7.x-tier case among CASES='${CASES:-}': 7.x tier not run"
+		return
+	fi
 	case $KVER in
-	7.*) echo "check: the suite ran on $KVER: 7.x tier not repeated" ;;
-	*)
-		t7=$(date +%s)
-		: >"$LOGDIR/stages-7"
-		STAGES=$LOGDIR/stages-7
-		stage sid-image-7 bash -c '"$0/scripts/sid.sh" root >/dev/null && "$0/scripts/sid.sh" image' "$REPO"
-		kver7=$("$REPO/scripts/sid.sh" kver 2>/dev/null || true)
-		if [ -z "$kver7" ]; then
-			count_stages "$STAGES"
-			count_skip "all [@7.x]" "7.x tier" "no sid root: see the sid-image-7 stage"
-		else
-			tag7=@$(echo "$kver7" | cut -d. -f1,2)
-			echo "=== 7.x tier ($kver7): ${sel[*]}"
-			t7_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
-				-u KMAKE -u KDIR_HOST -u KDIR KERNEL=stock KVER="$kver7" TIER=7
-				KERNEL_TAG="$tag7" PEER_KVER="$KVER" PEER_TAG=@$(echo "$KVER" | cut -d. -f1,2))
-			stage build-7 "${t7_env[@]}" "$HERE/vm/build.sh"
-			"${t7_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
-				NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/7" "$HERE/run.sh"
-			echo "# 7.x tier done after $(($(date +%s) - t7)) s"
-		fi
-		;;
+	7.*) echo "check: the suite ran on $KVER: 7.x tier not repeated"; return ;;
 	esac
-fi
+	t7=$(date +%s)
+	stage sid-image-7 bash -c '"$0/scripts/sid.sh" root >/dev/null && "$0/scripts/sid.sh" image' "$REPO"
+	kver7=$("$REPO/scripts/sid.sh" kver 2>/dev/null || true)
+	if [ -z "$kver7" ]; then
+		count_stages "$STAGES"
+		count_skip "all [@7.x]" "7.x tier" "no sid root: see the sid-image-7 stage"
+		return
+	fi
+	tag7=@$(echo "$kver7" | cut -d. -f1,2)
+	echo "=== 7.x tier ($kver7): ${sel[*]}"
+	t7_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
+		-u KMAKE -u KDIR_HOST -u KDIR KERNEL=stock KVER="$kver7" TIER=7
+		KERNEL_TAG="$tag7" PEER_KVER="$KVER" PEER_TAG=@$(echo "$KVER" | cut -d. -f1,2))
+	stage build-7 "${t7_env[@]}" "$HERE/vm/build.sh"
+	"${t7_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
+		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/7" "$HERE/run.sh"
+	echo "# 7.x tier done after $(($(date +%s) - t7)) s"
+}
 
 # --- the debug tier ---
-tier_cases debug
-if [ "${DEBUG_TIER:-1}" = 0 ]; then
-	echo "check: debug tier not run (DEBUG_TIER=0)"
-	sel=()
-fi
-
-# A fresh environment for the debug kernel: kernel.sh exported the stock one.
-debug_env=(env -u KVER -u KDIR -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR
-	   -u KERNEL_SKIP KERNEL=debug)
-skip_why=$("${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" >/dev/null && echo "$KERNEL_SKIP"' "$HERE")
-if [ ${#sel[@]} = 0 ]; then
-	[ "${DEBUG_TIER:-1}" = 0 ] ||
+tier_debug() {
+	local skip_why debug_env
+	tier_cases debug
+	if [ "${DEBUG_TIER:-1}" = 0 ]; then
+		echo "check: debug tier not run (DEBUG_TIER=0)"
+		return
+	elif [ ${#sel[@]} = 0 ]; then
 		echo "check: no debug-tier case among CASES='${CASES:-}': debug tier not run"
-	read -r _ p f s <"$COUNTS"
-	fails_list
-	echo "# total time $(($(date +%s) - t0)) s"
-	echo "$p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
-	[ "$f" = 0 ] && [ "$p" -gt 0 ]
-	exit
+		return
+	fi
+	# A fresh environment for the debug kernel: kernel.sh exported the stock one.
+	debug_env=(env -u KVER -u KDIR -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR
+		   -u KERNEL_SKIP KERNEL=debug)
+	skip_why=$("${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" >/dev/null && echo "$KERNEL_SKIP"' "$HERE")
+	if [ -n "$skip_why" ]; then
+		echo "check: debug tier skipped: $skip_why"
+		# run.sh counts the skip, with its reason
+		"${debug_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 \
+			CASES="${sel[*]}" NO_BUILD=1 LOGDIR="$LOGDIR/debug" "$HERE/run.sh"
+		return
+	fi
+	echo "=== debug tier: ${sel[*]}"
+	# shellcheck disable=SC2016
+	stage build-debug "${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" && "$0/vm/build.sh"' "$HERE"
+	"${debug_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
+		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/debug" "$HERE/run.sh"
+}
+
+# tier_bg NAME: run tier_NAME in the background, its output, stages,
+# counts and failures in files of its own, numbered from 1
+tier_bg() {
+	(
+		STAGES=$LOGDIR/stages-$1 COUNTS=$LOGDIR/counts-$1 FAILS_OUT=$LOGDIR/failures-$1
+		: >"$STAGES"
+		: >"$FAILS_OUT"
+		echo "0 0 0 0" >"$COUNTS"
+		"tier_$1"
+	) >"$LOGDIR/out-$1" 2>&1 &
+	tier_pid[$1]=$!
+}
+
+# tier_print NAME: wait for tier NAME, print its output and failures with
+# its tests numbered after $COUNTS', and add its counts to them
+tier_print() {
+	local n p f s tn tp tf ts renum
+	wait "${tier_pid[$1]}"
+	read -r n p f s <"$COUNTS"
+	# "ok N ..." / "not ok N ...": N + off, the rest as it was
+	renum='match($0, /^(not )?ok [0-9]+ /) { k = ($1 == "not") ? 8 : 4
+		$0 = substr($0, 1, k - 1) (substr($0, k, RLENGTH - k) + off) substr($0, RLENGTH) } 1'
+	awk -v off="$n" "$renum" "$LOGDIR/out-$1"
+	awk -v off="$n" "$renum" "$LOGDIR/failures-$1" >>"$FAILS_OUT"
+	read -r tn tp tf ts <"$LOGDIR/counts-$1"
+	echo "$((n + tn)) $((p + tp)) $((f + tf)) $((s + ts))" >"$COUNTS"
+}
+
+declare -A tier_pid=()
+tier_bg 612
+tier_bg 7
+tier_bg debug
+
+echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
+LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 COUNTS_OUT=$COUNTS NO_SUMMARY=1 \
+	"$HERE/run.sh"
+echo "# stock suite done after $(($(date +%s) - t0)) s"
+if [ $late_dkms = 1 ]; then
+	STAGES=$LOGDIR/stages-late
+	: >"$STAGES"
+	stage_wait dkms
+	count_stages "$STAGES"
 fi
-if [ -n "$skip_why" ]; then
-	echo "check: debug tier skipped: $skip_why"
-	# run.sh counts the skip (with its reason) and prints the total
-	"${debug_env[@]}" COUNTS_IN="$COUNTS" RUN_T0=$t0 CASES="${sel[*]}" NO_BUILD=1 \
-		LOGDIR="$LOGDIR/debug" "$HERE/run.sh"
-	exit
-fi
-echo "=== debug tier: ${sel[*]}"
-: >"$LOGDIR/stages-debug"
-STAGES=$LOGDIR/stages-debug
-# shellcheck disable=SC2016
-stage build-debug "${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" && "$0/vm/build.sh"' "$HERE"
-"${debug_env[@]}" COUNTS_IN="$COUNTS" RUN_T0=$t0 CASES="${sel[*]}" NO_BUILD=1 \
-	EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/debug" "$HERE/run.sh"
+tier_print 612
+tier_print 7
+tier_print debug
+
+read -r _ p f s <"$COUNTS"
+fails_list
+echo "# total time $(($(date +%s) - t0)) s"
+echo "$p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
+[ "$f" = 0 ] && [ "$p" -gt 0 ]

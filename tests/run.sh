@@ -313,6 +313,7 @@ fi
 . "$HERE/vm/kernel.sh" || exit 1
 . "$HERE/vm/qemu.sh"
 . "$HERE/vm/vmhook.sh"
+. "$HERE/vm/pool.sh"
 
 CASES_DIR=${CASES_DIR:-$REPO/tests/cases}
 CASES_DIR=$(cd "$CASES_DIR" && pwd)
@@ -648,7 +649,18 @@ while [ ${#pending[@]} -gt 0 ]; do
 	idx=${pending[pick]}
 	unset "pending[pick]"
 	pending=("${pending[@]}")
-	run_one "${job_f[$idx]}" "${job_d[$idx]}" "${job_m[$idx]}" >"$LOGDIR/.job.$idx" 2>&1 &
+	if [ -n "${POOL:-}" ]; then
+		# the slots are shared with other runs (tests/vm/pool.sh); on the
+		# debug kernel a job lasts about three times its stock length
+		(
+			pool_acquire "$BASHPID" "${job_w[idx]}" "${job_v[idx]}" \
+				$((job_t[idx] * ($([ "$KERNEL" = debug ] && echo 3 || echo 1))))
+			run_one "${job_f[$idx]}" "${job_d[$idx]}" "${job_m[$idx]}"
+			pool_release "${job_w[idx]}" "${job_v[idx]}"
+		) >"$LOGDIR/.job.$idx" 2>&1 &
+	else
+		run_one "${job_f[$idx]}" "${job_d[$idx]}" "${job_m[$idx]}" >"$LOGDIR/.job.$idx" 2>&1 &
+	fi
 	running[$!]=$idx
 	used=$((used + job_w[idx]))
 	multi=$((multi + job_v[idx]))
