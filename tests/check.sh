@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: deps + lint + build + runner self-test + the DKMS package +
-# the VM suite on the stock kernel + the 6.12 tier + the 7.x tier + the
-# debug tier, reported in this order (the suite and the tiers run at once,
-# sharing the VM slots). Every stage runs even if an earlier one failed
-# (except deps), so one run shows everything; each stage counts as one test
-# in the final line "N passed, N failed[, N skipped]".
+# make check: deps + build, then at once the VM suite on the stock kernel,
+# the 6.12 tier, the 7.x tier and the debug tier (sharing the VM slots) and,
+# in the background, lint + runner self-test + the DKMS package; reported
+# as suite, host stages, 6.12, 7.x, debug. Every stage runs even if an
+# earlier one failed (except deps), so one run shows everything; each stage
+# counts as one test in the final line "N passed, N failed[, N skipped]".
 # Exit status non-zero on any failure.
 #
 # The debug tier: the cases whose header says "# tier: debug" (the fault
@@ -125,62 +125,58 @@ if [ -n "$KERNEL_SKIP" ]; then
 	exit 0
 fi
 
-# The lint first: it compiles every module, for 6.1 and 6.12, in the trees
-# the build stage, the 6.12 tier and make install use (with sparse), so
-# that they find them built (about 90 s less than compiling twice).
-[ "${SKIP_LINT:-0}" = 1 ] || stage lint "$REPO/scripts/lint.sh"
+# The build first, alone: the VM suite boots its modules.
 stage build "$HERE/vm/build.sh"
-# The DKMS package installed, upgraded and removed by dpkg, and make
-# install / uninstall, in a throw-away root on the host (tests/dkms.sh);
-# tests/cases/dkms.sh loads what each left in a VM. Not on the debug
-# kernel, whose kernel tree is not installed. It runs beside the self-test
-# (which waits more than it computes), not beside the lint: both compile,
-# and together they took 60 s longer than one after the other (2026-12-03).
-dkms=0
-if [ "$KERNEL" != debug ] && [ "${SKIP_DKMS:-0}" != 1 ]; then
-	dkms=1
-	stage_bg dkms "$HERE/dkms.sh"
-fi
-# The self-test proves the runner, which does not depend on the kernel: on
-# the (slow) debug kernel only its parser half runs.
-if [ "$KERNEL" = debug ]; then
-	SELFTEST_VM=0 stage selftest "$HERE/selftest/run.sh"
-elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
-	stage selftest "$HERE/selftest/run.sh"
-fi
-# With the tiers after it, the stock suite starts without waiting for the
-# dkms stage (it used to wait 2 minutes with a core idle): the dkms case's
-# VM hook waits for the stage itself (DKMS_STAGE_RC), and the stage is
-# counted after the suite (count_stages).
-late_dkms=0
-if [ $dkms = 1 ] && [ "$KERNEL" != debug ] &&
-   { [ "${DEBUG_TIER:-1}" != 0 ] || [ "${TIER612:-1}" != 0 ] || [ "${TIER7:-1}" != 0 ]; }; then
-	late_dkms=1
-	export DKMS_STAGE_RC=$LOGDIR/dkms.rc
-else
-	[ $dkms = 1 ] && stage_wait dkms
-fi
 
-if [ "$KERNEL" = debug ] ||
-   { [ "${DEBUG_TIER:-1}" = 0 ] && [ "${TIER612:-1}" = 0 ] && [ "${TIER7:-1}" = 0 ]; }; then
-	[ "$KERNEL" = stock ] && echo "check: debug, 6.12 and 7.x tiers not run (DEBUG_TIER=0 TIER612=0 TIER7=0)"
-	echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
-	LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 RUN_T0=$t0 exec "$HERE/run.sh"
-fi
-
-# --- the stock suite and the kernel tiers, sharing the VM slots ---
-# The tiers run beside the stock suite, each a run of tests/run.sh on its
-# own kernel, and all share the JOBS VM slots (tests/vm/pool.sh: the
-# longest waiting job of any run goes next). One after the other, each
-# tier ended with a core idle behind its last long boot: 2-3 minutes of a
-# full run (2026-12-07). The stock suite prints as it goes; each tier's
-# output waits in a file and is printed after it, its tests numbered after
-# those before it, so that the log reads as if they ran in turn.
+# --- then everything else at once ---
+# The VM suite starts right after the build, and the other host stages run
+# beside it in the background; their results are counted after the suite's
+# (count_stages). The guests wait more than they compute: a third of the two
+# cores was idle while the suite ran (2026-12-07), and the suite used to
+# wait 7 minutes for these stages.
+#  - The lint (W=1 and sparse on 6.1, 6.12 and 7.x, in trees of its own,
+#    and checkpatch; 4 minutes alone, making the sid root too) at the
+#    lowest CPU priority (nice 19), so that its compilers take what the
+#    guests leave and do not slow them.
+#  - The DKMS package installed, upgraded and removed by dpkg, and make
+#    install / uninstall, in throw-away roots on the host (tests/dkms.sh);
+#    tests/cases/dkms.sh loads what each left in a VM, its VM hook waiting
+#    for the stage (DKMS_STAGE_RC). Not on the debug kernel, whose kernel
+#    tree is not installed.
+#  - The self-test, which proves the runner: its VMs queue for the suite's
+#    VM slots like the cases (they are short and go last). On the (slow)
+#    debug kernel only its parser half runs.
+# The stock suite and the kernel tiers (6.12, 7.x, debug) run at once too,
+# each a run of tests/run.sh on its own kernel, and all share the JOBS VM
+# slots (tests/vm/pool.sh: the longest waiting job of any run goes next).
+# One after the other, each tier ended with a core idle behind its last
+# long boot: 2-3 minutes of a full run (2026-12-07). The stock suite prints
+# as it goes; each tier's output waits in a file and is printed after it,
+# its tests numbered after those before it, so that the log reads as if
+# they ran in turn.
 COUNTS=$LOGDIR/counts
 : "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
 export JOBS POOL=$LOGDIR/pool
 . "$HERE/vm/pool.sh"
 pool_init "$POOL" "$JOBS"
+late=()
+if [ "${SKIP_LINT:-0}" != 1 ]; then
+	stage_bg lint nice -n 19 "$REPO/scripts/lint.sh"
+	late+=(lint)
+fi
+if [ "$KERNEL" != debug ] && [ "${SKIP_DKMS:-0}" != 1 ]; then
+	stage_bg dkms "$HERE/dkms.sh"
+	late+=(dkms)
+	export DKMS_STAGE_RC=$LOGDIR/dkms.rc
+fi
+# (the self-test's deliberate failures are not this run's: no FAILS_OUT)
+if [ "$KERNEL" = debug ]; then
+	stage_bg selftest env -u FAILS_OUT SELFTEST_VM=0 "$HERE/selftest/run.sh"
+	late+=(selftest)
+elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
+	stage_bg selftest env -u FAILS_OUT "$HERE/selftest/run.sh"
+	late+=(selftest)
+fi
 
 # tier_cases TIER: the cases whose header names TIER in "# tier:", among
 # those CASES selects, into sel[].
@@ -221,6 +217,14 @@ count_skip() {
 	echo "$n $p $f $((s + 1))" >"$COUNTS"
 }
 
+# tier_run ENV...: tests/run.sh with the env(1) command ENV... and the
+# tier's counts; if run.sh ends without writing them, tier_print counts
+# one failure
+tier_run() {
+	mv "$COUNTS" "$COUNTS.in"
+	"$@" COUNTS_IN="$COUNTS.in" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 "$HERE/run.sh"
+}
+
 # --- the 6.12 tier ---
 tier_612() {
 	tier_cases 612
@@ -239,9 +243,9 @@ tier_612() {
 		echo "=== 6.12 tier ($KVER612): ${sel[*]}"
 		t612_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
 			  KERNEL=stock KVER="$KVER612" KDIR="$KDIR612" TIER=612 KERNEL_TAG=@6.12)
-		stage build-612 "${t612_env[@]}" "$HERE/vm/build.sh"
-		"${t612_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
-			NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/612" "$HERE/run.sh"
+		stage build-612 nice -n 19 "${t612_env[@]}" "$HERE/vm/build.sh"
+		tier_run "${t612_env[@]}" CASES="${sel[*]}" \
+			NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/612"
 		echo "# 6.12 tier done after $(($(date +%s) - t612)) s"
 	fi
 }
@@ -280,9 +284,9 @@ tier_7() {
 	t7_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
 		-u KMAKE -u KDIR_HOST -u KDIR KERNEL=stock KVER="$kver7" TIER=7
 		KERNEL_TAG="$tag7" PEER_KVER="$KVER" PEER_TAG=@$(echo "$KVER" | cut -d. -f1,2))
-	stage build-7 "${t7_env[@]}" "$HERE/vm/build.sh"
-	"${t7_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
-		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/7" "$HERE/run.sh"
+	stage build-7 nice -n 19 "${t7_env[@]}" "$HERE/vm/build.sh"
+	tier_run "${t7_env[@]}" CASES="${sel[*]}" \
+		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/7"
 	echo "# 7.x tier done after $(($(date +%s) - t7)) s"
 }
 
@@ -304,15 +308,15 @@ tier_debug() {
 	if [ -n "$skip_why" ]; then
 		echo "check: debug tier skipped: $skip_why"
 		# run.sh counts the skip, with its reason
-		"${debug_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 \
-			CASES="${sel[*]}" NO_BUILD=1 LOGDIR="$LOGDIR/debug" "$HERE/run.sh"
+		tier_run "${debug_env[@]}" \
+			CASES="${sel[*]}" NO_BUILD=1 LOGDIR="$LOGDIR/debug"
 		return
 	fi
 	echo "=== debug tier: ${sel[*]}"
 	# shellcheck disable=SC2016
-	stage build-debug "${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" && "$0/vm/build.sh"' "$HERE"
-	"${debug_env[@]}" COUNTS_IN="$COUNTS" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 CASES="${sel[*]}" \
-		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/debug" "$HERE/run.sh"
+	stage build-debug nice -n 19 "${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" && "$0/vm/build.sh"' "$HERE"
+	tier_run "${debug_env[@]}" CASES="${sel[*]}" \
+		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/debug"
 }
 
 # tier_bg NAME: run tier_NAME in the background, its output, stages,
@@ -339,28 +343,42 @@ tier_print() {
 		$0 = substr($0, 1, k - 1) (substr($0, k, RLENGTH - k) + off) substr($0, RLENGTH) } 1'
 	awk -v off="$n" "$renum" "$LOGDIR/out-$1"
 	awk -v off="$n" "$renum" "$LOGDIR/failures-$1" >>"$FAILS_OUT"
-	read -r tn tp tf ts <"$LOGDIR/counts-$1"
+	tn=
+	[ -s "$LOGDIR/counts-$1" ] && read -r tn tp tf ts <"$LOGDIR/counts-$1"
+	if [ -z "$tn" ]; then	# its run.sh died before its totals: one failure
+		echo "not ok $((n + 1)) run - $1 tier # tests/run.sh ended without its totals" |
+			tee -a "$FAILS_OUT"
+		tn=1 tp=0 tf=1 ts=0
+	fi
 	echo "$((n + tn)) $((p + tp)) $((f + tf)) $((s + ts))" >"$COUNTS"
 }
 
 declare -A tier_pid=()
-tier_bg 612
-tier_bg 7
-tier_bg debug
+if [ "$KERNEL" = debug ]; then
+	echo "check: the suite runs on the debug kernel: no kernel tiers"
+else
+	tier_bg 612
+	tier_bg 7
+	tier_bg debug
+fi
 
 echo "=== VM suite (${CASES:-all cases}, kernel $KVER)"
 LOGDIR=$LOGDIR/suite EXTRA_RESULTS=$STAGES NO_BUILD=1 COUNTS_OUT=$COUNTS NO_SUMMARY=1 \
 	"$HERE/run.sh"
 echo "# stock suite done after $(($(date +%s) - t0)) s"
-if [ $late_dkms = 1 ]; then
-	STAGES=$LOGDIR/stages-late
-	: >"$STAGES"
-	stage_wait dkms
-	count_stages "$STAGES"
+if [ ! -s "$COUNTS" ]; then	# run.sh died before its totals: one failure
+	echo "not ok 1 run - VM suite # tests/run.sh ended without its totals" | tee -a "$FAILS_OUT"
+	echo "1 0 1 0" >"$COUNTS"
 fi
-tier_print 612
-tier_print 7
-tier_print debug
+STAGES=$LOGDIR/stages-late
+: >"$STAGES"
+for st in "${late[@]}"; do
+	stage_wait "$st"
+done
+count_stages "$STAGES"
+for t in 612 7 debug; do
+	[ -n "${tier_pid[$t]:-}" ] && tier_print "$t"
+done
 
 read -r _ p f s <"$COUNTS"
 fails_list

@@ -239,7 +239,8 @@ pre=
 sequence
 
 # --- Debian sid's newest kernel (7.x), as a sid user installs it ---
-# An overlay over scripts/sid.sh's root (the lint made it) and the image
+# An overlay over scripts/sid.sh's root (made by the lint, which runs at
+# the same time: scripts/sid.sh root waits for it or makes it) and the image
 # scripts/sid.sh image unpacked (its modules, as linux-image installs
 # them), with dkms installed by apt as its Depends would bring it, then
 # dpkg -i and dpkg -r for that kernel (the upgrade and make install are
@@ -247,9 +248,9 @@ sequence
 # the time they cost). Its trees go to guest/<release>/ for the 7.x
 # tier's dkms case. No sid root: skipped, with the reason.
 sid_root=${SID_ROOT:-$BUILD/sid-root}
-k7=$(bash "$REPO/scripts/sid.sh" kver 2>/dev/null || true)
+k7=$(bash "$REPO/scripts/sid.sh" root 2>>"$log" || true)
 if [ -z "$k7" ]; then
-	echo "ok - sid: the package on Debian sid's 7.x # SKIP no sid root (make lint or scripts/sid.sh root makes it)"
+	echo "ok - sid: the package on Debian sid's 7.x # SKIP no sid root (scripts/sid.sh root failed: see ${log#"$REPO"/})"
 elif ! img=$(bash "$REPO/scripts/sid.sh" image 2>>"$log"); then
 	nok "sid: the image of $k7 (scripts/sid.sh image)" "see ${log#"$REPO"/}"
 else

@@ -30,7 +30,10 @@
 # "# debug-drivers:" / "# debug-sm:" (the same on the debug kernel),
 # "# 612-drivers:" / "# 612-sm:" (in the 6.12 tier, TIER=612, whose boots
 # are labelled "[driver@6.12]" through KERNEL_TAG), "# tier:", "# vm-hook:",
-# "# env: VAR..." (host variables passed to the guest), "# vcpus: N" (a
+# "# env: VAR..." (host variables passed to the guest), "# after: VAR" (when
+# the host variable VAR names a file, the case's boot starts only once it
+# exists, e.g. the rc file of a stage make check runs in the background;
+# it takes no VM slot meanwhile), "# vcpus: N" (a
 # one-VM case about concurrency: its guest gets N vCPUs even when JOBS > 1
 # gives the others one; it boots alone, not in a shared boot, and counts for
 # one job: two VMs at a time then share the two cores with three vCPUs;
@@ -545,12 +548,12 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 : "${SHARE_TMO:=$([ "$KERNEL" = debug ] && echo 1500 || echo 2400)}"
 [ "$JOBS" -gt 1 ] && export VM_SMP_ALL=${VM_SMP:-1}
 [ "$JOBS" -gt 1 ] || export VM_SMP_ALL=${VM_SMP:-}
-job_f=() job_d=() job_m=() job_w=() job_t=() job_v=()
+job_f=() job_d=() job_m=() job_w=() job_t=() job_v=() job_a=()
 declare -A share_f=() share_t=()
 share_flush() {	# share_flush KEY: the shared boot gathered for KEY becomes a job
 	local k=$1
 	[ -n "$k" ] && [ -n "${share_f[$k]:-}" ] || return 0
-	job_f+=("${share_f[$k]# }") job_d+=("${k% *}") job_m+=("${k#* }") job_w+=(1) job_v+=(0)
+	job_f+=("${share_f[$k]# }") job_d+=("${k% *}") job_m+=("${k#* }") job_w+=(1) job_v+=(0) job_a+=("")
 	job_t+=("${share_t[$k]}")
 	unset "share_f[$k]" "share_t[$k]"
 }
@@ -573,6 +576,8 @@ for f in "${selected[@]}"; do
 		else
 			job_f+=("$f") job_d+=("$d") job_m+=("$m") job_w+=("$w") job_t+=("$t")
 			job_v+=("$([ "$(hdr "$f" vcpus)" -gt 1 ] 2>/dev/null && echo 1 || echo 0)")
+			a=$(hdr "$f" after)
+			job_a+=("${a:+${!a:-}}")
 		fi
 	done < <(case_jobs "$f")
 done
@@ -623,6 +628,10 @@ done | sort -s -k1,1nr | awk '{ print $2 }')
 # by timeout alone they came after the long shared boots and ran one
 # after the other at the end, 12 minutes of a full run with a core mostly
 # idle (2026-12-07). Otherwise the first pending job that fits runs next.
+# A job whose "# after:" file does not exist yet waits, taking no slot.
+ready() {
+	[ -z "${job_a[$1]}" ] || [ -e "${job_a[$1]}" ]
+}
 # shellcheck disable=SC2206
 pending=($order)
 while [ ${#pending[@]} -gt 0 ]; do
@@ -630,6 +639,7 @@ while [ ${#pending[@]} -gt 0 ]; do
 	if [ "$multi" = 0 ] && [ "$JOBS" -gt 1 ]; then
 		for k in "${!pending[@]}"; do
 			idx=${pending[k]}
+			ready "$idx" || continue
 			[ "${job_v[idx]}" = 1 ] && [ $((used + job_w[idx])) -le "$JOBS" ] || continue
 			pick=$k
 			break
@@ -637,13 +647,18 @@ while [ ${#pending[@]} -gt 0 ]; do
 	fi
 	[ "$pick" -ge 0 ] || for k in "${!pending[@]}"; do
 		idx=${pending[k]}
+		ready "$idx" || continue
 		[ $((used + job_w[idx])) -gt "$JOBS" ] && continue
 		[ "${job_v[idx]}" = 1 ] && [ "$multi" -gt 0 ] && [ "$JOBS" -gt 1 ] && continue
 		pick=$k
 		break
 	done
 	if [ "$pick" -lt 0 ]; then
-		reap
+		if [ ${#running[@]} -gt 0 ]; then
+			reap
+		else	# only jobs waiting for their "# after:" file
+			sleep 2
+		fi
 		continue
 	fi
 	idx=${pending[pick]}

@@ -5,6 +5,7 @@
 # vms: 1
 # timeout: 300
 # vm-hook: tests/vm/dkms/vm-hook.sh
+# after: DKMS_STAGE_RC
 #
 # What DKMS and make install leave behind is what modprobe loads. The
 # dkms stage (tests/dkms.sh) installs, upgrades and removes the package
