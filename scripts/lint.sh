@@ -27,8 +27,7 @@ findings=0
 lint_kernel() {
 	local kver=$1 kdir=$2 out rc
 	find "$BUILD/$kver/lint" -name '*.o' -delete 2>/dev/null
-	out=$(env -u KBUILD_DIR -u VMLINUZ -u MODROOT -u VM_MEM -u KERNEL_SKIP \
-		KBUILD_TREE=lint KERNEL=stock KVER="$kver" KDIR="$kdir" ALLOW_MISSING=1 \
+	out=$("${KERNEL_ENV[@]}" KBUILD_TREE=lint KERNEL=stock KVER="$kver" KDIR="$kdir" ALLOW_MISSING=1 \
 		"$REPO/tests/vm/build.sh" C=1 CF=-Wsparse-error 2>&1)
 	rc=$?
 	# (a kernel that finds no usable sparse says so once, with no

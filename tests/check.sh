@@ -241,8 +241,8 @@ tier_612() {
 		local t612 t612_env
 		t612=$(date +%s)
 		echo "=== 6.12 tier ($KVER612): ${sel[*]}"
-		t612_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
-			  KERNEL=stock KVER="$KVER612" KDIR="$KDIR612" TIER=612 KERNEL_TAG=@6.12)
+		t612_env=("${KERNEL_ENV[@]}" KERNEL=stock KVER="$KVER612" KDIR="$KDIR612"
+			  TIER=612 KERNEL_TAG=@6.12)
 		stage build-612 nice -n 19 "${t612_env[@]}" "$HERE/vm/build.sh"
 		tier_run "${t612_env[@]}" CASES="${sel[*]}" \
 			NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/612"
@@ -281,8 +281,7 @@ tier_7() {
 	fi
 	tag7=@$(echo "$kver7" | cut -d. -f1,2)
 	echo "=== 7.x tier ($kver7): ${sel[*]}"
-	t7_env=(env -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR -u KERNEL_SKIP
-		-u KMAKE -u KDIR_HOST -u KDIR KERNEL=stock KVER="$kver7" TIER=7
+	t7_env=("${KERNEL_ENV[@]}" KERNEL=stock KVER="$kver7" TIER=7
 		KERNEL_TAG="$tag7" PEER_KVER="$KVER" PEER_TAG=@$(echo "$KVER" | cut -d. -f1,2))
 	stage build-7 nice -n 19 "${t7_env[@]}" "$HERE/vm/build.sh"
 	tier_run "${t7_env[@]}" CASES="${sel[*]}" \
@@ -302,8 +301,7 @@ tier_debug() {
 		return
 	fi
 	# A fresh environment for the debug kernel: kernel.sh exported the stock one.
-	debug_env=(env -u KVER -u KDIR -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR
-		   -u KERNEL_SKIP KERNEL=debug)
+	debug_env=("${KERNEL_ENV[@]}" KERNEL=debug)
 	skip_why=$("${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" >/dev/null && echo "$KERNEL_SKIP"' "$HERE")
 	if [ -n "$skip_why" ]; then
 		echo "check: debug tier skipped: $skip_why"

@@ -386,8 +386,7 @@ if [ -n "${PEER_KVER:-}" ]; then
 	PEER_INITRD=$LOGDIR/initrd-peer
 	trap 'rm -f "$INITRD" "$PEER_INITRD"' EXIT
 	# shellcheck disable=SC2016
-	if ! PEER_VMLINUZ=$(env -u KDIR -u VMLINUZ -u MODROOT -u VM_MEM -u KBUILD_DIR \
-		-u KERNEL_SKIP -u KMAKE -u KDIR_HOST KERNEL=stock KVER="$PEER_KVER" bash -c '
+	if ! PEER_VMLINUZ=$("${KERNEL_ENV[@]}" KERNEL=stock KVER="$PEER_KVER" bash -c '
 			. "$1/vm/kernel.sh" >&2 && "$1/vm/mkinitramfs.sh" "$2" >&2 &&
 			echo "$VMLINUZ"' peer "$HERE" "$PEER_INITRD"); then
 		emit fail "build" "initramfs for the peer kernel $PEER_KVER" "mkinitramfs failed"

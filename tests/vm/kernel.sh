@@ -128,5 +128,10 @@ KVER612=${KVER612:-$(kernel_newest 6.12)}
 KDIR612=${KVER612:+${KDIR612:-/usr/src/linux-headers-$KVER612}}
 KDIR_HOST=${KDIR_HOST:-$KDIR}
 export REPO BUILD KERNEL KVER KDIR VMLINUZ MODROOT VM_MEM KBUILD_DIR KERNEL_SKIP
+# KERNEL_ENV: env(1) without the variables this file takes from the
+# environment, for a command that sources it again for another kernel:
+#   "${KERNEL_ENV[@]}" KERNEL=stock KVER=6.12 CMD...
+# (the others it sets afresh, KMAKE, KDIR_HOST and KERNEL_SKIP included)
+KERNEL_ENV=(env -u KVER -u KDIR -u VMLINUZ -u MODROOT -u VM_MEM)
 export KMAKE KDIR_HOST
 export KVER612 KDIR612
