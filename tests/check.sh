@@ -131,13 +131,14 @@ stage build "$HERE/vm/build.sh"
 # --- then everything else at once ---
 # The VM suite starts right after the build, and the other host stages run
 # beside it in the background; their results are counted after the suite's
-# (count_stages). The guests wait more than they compute: a third of the two
-# cores was idle while the suite ran (2026-12-07), and the suite used to
-# wait 7 minutes for these stages.
+# (count_stages). The suite used to wait 7 minutes for these stages, while
+# much of their time is downloads, dpkg and waits (the sid root, the
+# self-test's time-outs); their compilers now share the cores with the
+# guests. (At nice 19 they starved: beside two busy guests the lint's
+# sid root was not made in 20 minutes, and the tiers' builds waited.)
 #  - The lint (W=1 and sparse on 6.1, 6.12 and 7.x, in trees of its own,
-#    and checkpatch; 4 minutes alone, making the sid root too) at the
-#    lowest CPU priority (nice 19), so that its compilers take what the
-#    guests leave and do not slow them.
+#    and checkpatch; 4 minutes alone, making the sid root too, which the
+#    dkms stage and the 7.x tier wait for).
 #  - The DKMS package installed, upgraded and removed by dpkg, and make
 #    install / uninstall, in throw-away roots on the host (tests/dkms.sh);
 #    tests/cases/dkms.sh loads what each left in a VM, its VM hook waiting
@@ -161,7 +162,7 @@ export JOBS POOL=$LOGDIR/pool
 pool_init "$POOL" "$JOBS"
 late=()
 if [ "${SKIP_LINT:-0}" != 1 ]; then
-	stage_bg lint nice -n 19 "$REPO/scripts/lint.sh"
+	stage_bg lint "$REPO/scripts/lint.sh"
 	late+=(lint)
 fi
 if [ "$KERNEL" != debug ] && [ "${SKIP_DKMS:-0}" != 1 ]; then
@@ -243,7 +244,7 @@ tier_612() {
 		echo "=== 6.12 tier ($KVER612): ${sel[*]}"
 		t612_env=("${KERNEL_ENV[@]}" KERNEL=stock KVER="$KVER612" KDIR="$KDIR612"
 			  TIER=612 KERNEL_TAG=@6.12)
-		stage build-612 nice -n 19 "${t612_env[@]}" "$HERE/vm/build.sh"
+		stage build-612 "${t612_env[@]}" "$HERE/vm/build.sh"
 		tier_run "${t612_env[@]}" CASES="${sel[*]}" \
 			NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/612"
 		echo "# 6.12 tier done after $(($(date +%s) - t612)) s"
@@ -283,7 +284,7 @@ tier_7() {
 	echo "=== 7.x tier ($kver7): ${sel[*]}"
 	t7_env=("${KERNEL_ENV[@]}" KERNEL=stock KVER="$kver7" TIER=7
 		KERNEL_TAG="$tag7" PEER_KVER="$KVER" PEER_TAG=@$(echo "$KVER" | cut -d. -f1,2))
-	stage build-7 nice -n 19 "${t7_env[@]}" "$HERE/vm/build.sh"
+	stage build-7 "${t7_env[@]}" "$HERE/vm/build.sh"
 	tier_run "${t7_env[@]}" CASES="${sel[*]}" \
 		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/7"
 	echo "# 7.x tier done after $(($(date +%s) - t7)) s"
@@ -312,7 +313,7 @@ tier_debug() {
 	fi
 	echo "=== debug tier: ${sel[*]}"
 	# shellcheck disable=SC2016
-	stage build-debug nice -n 19 "${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" && "$0/vm/build.sh"' "$HERE"
+	stage build-debug "${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" && "$0/vm/build.sh"' "$HERE"
 	tier_run "${debug_env[@]}" CASES="${sel[*]}" \
 		NO_BUILD=1 EXTRA_RESULTS="$STAGES" LOGDIR="$LOGDIR/debug"
 }

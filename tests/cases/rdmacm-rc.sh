@@ -21,8 +21,9 @@
 # retransmissions, duplicates re-acknowledged, all counted by softib), with
 # the receiver's queue starved (RNR NAK, then retry), and with every packet
 # lost after the connection is up (the sends complete with
-# IB_WC_RETRY_EXC_ERR, status 12, after the retries). Under OpenSM too: RC
-# through softib's switch.
+# IB_WC_RETRY_EXC_ERR, status 12, after the retries); an SGE naming no key
+# fails its WR at either end (local protection error; the sender sees a
+# remote operational error). Under OpenSM too: RC through softib's switch.
 . /tests/lib.sh
 
 RT=/sys/kernel/debug/rdmacm_test
@@ -84,6 +85,42 @@ srv=$(grep "^port=7477 " $RT/servers)
 stream_result "through an SRQ" 7477 200 8192
 check "SRQ: its limit event reached the consumer ($(field "$srv" srq_events)) and softib counted it ($l0 -> $(cnt sib1 srq_limit))" \
 	test "$(field "$srv" srq_events)" -ge 1 -a "$(cnt sib1 srq_limit)" -gt "$l0"
+
+# --- keys (issue 31 item 3): an SGE that names no key fails its WR when
+# the HCA executes it. rdmacm_test's bad_lkey_msg=3: the third message
+# names lkey 0 (softib's local_dma_lkey until 2026-12-07, accepted then):
+# the requester completes it with IB_WC_LOC_PROT_ERR (4), its QP in ERR,
+# and nothing after it arrives. bad_lkey_recv: the server's first receive
+# names lkey 0: the responder completes it with IB_WC_LOC_PROT_ERR and
+# NAKs the message (remote operational error), so the sender's first
+# send fails with IB_WC_REM_OP_ERR (11). ---
+PRM=/sys/module/rdmacm_test/parameters
+k0=$(sum2 bad_lkey)
+echo 3 >$PRM/bad_lkey_msg
+rt b rclisten 7479 10.12.0.2
+rt a rcsend 10.12.0.2 7479 10 4096 20
+echo 0 >$PRM/bad_lkey_msg
+r=$(cat $RT/result)
+s=$(grep "^port=7479 " $RT/servers)
+echo "client: $r"
+echo "server: $s"
+check "bad send key: the third send completed with IB_WC_LOC_PROT_ERR (4)" test "$(field "$r" wc)" = 4
+check "bad send key: no more than the 2 messages before it arrived ($(field "$s" msgs))" \
+	test "$(field "$s" msgs)" -le 2
+rt b unlisten 7479
+echo 1 >$PRM/bad_lkey_recv
+rt b rclisten 7480 10.12.0.2
+rt a rcsend 10.12.0.2 7480 4 4096
+echo 0 >$PRM/bad_lkey_recv
+r=$(cat $RT/result)
+s=$(grep "^port=7480 " $RT/servers)
+echo "client: $r"
+echo "server: $s"
+check "bad receive key: the receive completed with IB_WC_LOC_PROT_ERR (4), no message accepted" \
+	test "$(field "$s" wc)/$(field "$s" msgs)" = 4/0
+check "bad receive key: the sender's send failed with IB_WC_REM_OP_ERR (11)" test "$(field "$r" wc)" = 11
+rt b unlisten 7480
+check "keys: softib counted bad_lkey twice ($k0 -> $(sum2 bad_lkey))" test "$(sum2 bad_lkey)" = $((k0 + 2))
 
 # --- 5% loss, duplication and reordering ---
 for k in loss_pct dup_pct reorder_pct; do echo 5 >"$SIB_DEBUGFS/$k"; done

@@ -14,8 +14,9 @@
 # ConnectX: a packet that finds the receive queue empty is dropped and
 # counted while the sender goes on (rx=), a send completes only after its
 # packet has left (a stalled device completes none) and post_send on a full
-# send queue fails with ENOMEM (fill=), and a QP moved to RESET leaves no
-# completion on its CQ (reset=).
+# send queue fails with ENOMEM (fill=), a QP moved to RESET leaves no
+# completion on its CQ (reset=), and an SGE with no key fails its WR with a
+# local protection error (keys=).
 # No ib_ipoib is loaded: the blast needs none.
 . /tests/lib.sh
 
@@ -81,6 +82,29 @@ if check "reset=1: a blast, then the receiver's QP to ERR and to RESET" \
 		test "$(val reset_flushed)" = 1
 	check "reset=1: RESET took the rest off the CQ (after_reset $(val after_reset))" \
 		test "$(val after_reset)" = 0
+fi
+
+# Keys, as an HCA checks them (issue 31 item 3): a PD's local DMA key is
+# not 0, and every SGE's key is checked when the WR executes (keys=1). A
+# send whose SGE has lkey 0 (softib's own local_dma_lkey until 2026-12-07,
+# accepted then) completes with IB_WC_LOC_PROT_ERR (4) and stops the UD
+# send queue in SQE (5); a receive with lkey 0 completes with it too when
+# a packet arrives, and its QP goes to ERR (6). softib counts both.
+k0=$(sib_counter sib0 bad_lkey)
+k1=$(sib_counter sib1 bad_lkey)
+if check "keys=1: a send, then a receive, with lkey 0" blast sib0 sib1 64 1 keys=1; then
+	check "keys=1: the PDs' local_dma_lkey is not 0 ($(val local_dma_lkey))" \
+		test "$(val local_dma_lkey)" -gt 0
+	check "keys=1: the send completed with a local protection error (status $(val key_send_status))" \
+		test "$(val key_send_status)" = 4
+	check "keys=1: the sender's send queue stopped in SQE (state $(val key_send_state))" \
+		test "$(val key_send_state)" = 5
+	check "keys=1: the receive completed with a local protection error (status $(val key_recv_status))" \
+		test "$(val key_recv_status)" = 4
+	check "keys=1: the receiver's QP went to ERR (state $(val key_recv_state))" \
+		test "$(val key_recv_state)" = 6
+	check "keys=1: softib counted bad_lkey once at each end" \
+		test "$(sib_counter sib0 bad_lkey)" = $((k0 + 1)) -a "$(sib_counter sib1 bad_lkey)" = $((k1 + 1))
 fi
 
 check_fail "unknown device refused" blast sib0 nosuchdev 64 10

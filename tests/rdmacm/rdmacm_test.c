@@ -73,6 +73,15 @@ static unsigned int connect_wait_s = 30;
 module_param(connect_wait_s, uint, 0644);
 MODULE_PARM_DESC(connect_wait_s, "how long a connect waits for its answer (s)");
 
+/* a consumer's bug, on purpose: an SGE naming lkey 0, no key (the HCA's check) */
+static unsigned int bad_lkey_msg;
+module_param(bad_lkey_msg, uint, 0644);
+MODULE_PARM_DESC(bad_lkey_msg, "rcsend: message N (from 1; 0: none) names lkey 0");
+
+static bool bad_lkey_recv;
+module_param(bad_lkey_recv, bool, 0644);
+MODULE_PARM_DESC(bad_lkey_recv, "rclisten: a new connection's first receive names lkey 0");
+
 #define RT_CMD_MAX	128
 #define RT_RESULT_MAX	224
 #define RT_RC_BUFS	16		/* receives posted, sends in flight */
@@ -221,12 +230,12 @@ err:
 	return NULL;
 }
 
-static int rt_rc_post_recv(struct ib_qp *qp, struct rt_rc_buf *b)
+static int rt_rc_post_recv(struct ib_qp *qp, struct rt_rc_buf *b, bool bad_key)
 {
 	struct ib_sge sge = {
 		.addr = b->dma,
 		.length = RT_RC_BUF_SIZE,
-		.lkey = b->rc->pd->local_dma_lkey,
+		.lkey = bad_key ? 0 : b->rc->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = { .wr_cqe = &b->cqe, .sg_list = &sge, .num_sge = 1 };
 
@@ -260,7 +269,7 @@ static void rt_rc_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	srv->msgs++;
 	srv->bytes += wc->byte_len;
 	spin_unlock_irqrestore(&srv->rc_lock, flags);
-	if (rt_rc_post_recv(wc->qp, b))
+	if (rt_rc_post_recv(wc->qp, b, false))
 		pr_info("port %u: repost failed\n", srv->port);
 }
 
@@ -366,7 +375,7 @@ static int rt_server_request(struct rt_server *srv, struct rdma_cm_id *id)
 	if (ret)
 		goto err_free_cq;
 	for (i = 0; srv->rc && i < RT_RC_BUFS - srv->srq && !ret; i++)
-		ret = rt_rc_post_recv(id->qp, &conn->rc->bufs[i]);
+		ret = rt_rc_post_recv(id->qp, &conn->rc->bufs[i], !i && bad_lkey_recv);
 	if (!ret)
 		ret = rdma_accept(id, &param);
 	if (ret)
@@ -668,7 +677,8 @@ static u32 rt_rc_stream(struct rdma_cm_id *id, struct rt_rc *rc, u32 count, u32 
 	for (i = 0; i < count; i++) {
 		struct rt_rc_buf *b = &rc->bufs[slot];
 		struct ib_sge sge = {
-			.addr = b->dma, .length = size, .lkey = rc->pd->local_dma_lkey,
+			.addr = b->dma, .length = size,
+			.lkey = i + 1 == bad_lkey_msg ? 0 : rc->pd->local_dma_lkey,
 		};
 		struct ib_send_wr wr = {
 			.wr_cqe = &b->cqe, .sg_list = &sge, .num_sge = 1,

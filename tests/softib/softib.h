@@ -68,6 +68,8 @@ struct net_device;
 /* LRH 8 + GRH 40 + BTH 12 + DETH 8 + ICRC 4: bytes an Ethernet frame adds */
 #define SOFTIB_WIRE_OVERHEAD	72
 #define SOFTIB_GRH_BYTES	40	/* receive buffers always start with it */
+/* the reserved lkey every PD gets as its local_dma_lkey: 0 is no key */
+#define SOFTIB_LOCAL_DMA_LKEY	0x100
 #define SOFTIB_LSO_MAX_HDR	256	/* longest header an LSO WR may carry */
 #define SOFTIB_LSO_MAX_PAYLOAD	65536	/* longest payload of one LSO WR */
 
@@ -126,6 +128,7 @@ enum softib_counter {
 	SOFTIB_CNT_SRQ_LIMIT,		/* SRQ limit events raised */
 	SOFTIB_CNT_LAST_WQE,		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	SOFTIB_CNT_DROP_PATH_MTU,	/* longer than a thin link on the way (path_mtu) */
+	SOFTIB_CNT_BAD_LKEY,		/* WRs whose SGE named no key of their PD */
 	SOFTIB_NR_COUNTERS
 };
 
@@ -201,6 +204,8 @@ struct softib_dev {
 
 	struct xarray qps;		/* QPN -> struct softib_qp; RCU readers */
 	u32 next_qpn;			/* xa_alloc_cyclic() cursor */
+	struct xarray mrs;		/* MR key >> 8 -> struct softib_mr; xa_lock */
+	atomic_t mr_key;		/* the low byte of MR keys, one per MR */
 
 	spinlock_t mcast_lock;		/* writers of mcast */
 	struct list_head mcast;		/* struct softib_mcast_att; RCU readers */
@@ -538,6 +543,8 @@ void softib_ud_headers(struct softib_dev *sdev, struct softib_pkt *pkt,
 		       const struct rdma_ah_attr *attr, u16 pkey, u32 dqpn, u32 qkey,
 		       u32 sqpn);
 void softib_scatter(const struct softib_rwqe *wqe, u32 off, const void *src, u32 len);
+bool softib_sges_ok(struct softib_dev *sport, struct ib_pd *pd, const struct ib_sge *sge,
+		    u32 n);
 
 /* softib_rc.c: RC requester and responder */
 extern bool softib_srq_enabled;		/* module parameter srq (softib_srq.c) */

@@ -27,6 +27,14 @@
  *           ("reset_flushed" 1 when it was a flush), then the QP goes to
  *           RESET, which takes the rest off the CQ as mlx5 does for a kernel
  *           QP: "after_reset" counts what a poll still finds (0)
+ *   keys=1  no blast: the HCA's key checks (softib_sges_ok). A send whose
+ *           SGE has lkey 0, no key (a PD's is the reserved one), completes
+ *           with a local protection error and stops the sender's UD send
+ *           queue ("key_send_status", "key_send_state": SQE); moved back to
+ *           RTS, the sender's next packet finds a receive whose SGE has
+ *           lkey 0: a local protection error there too, the receiver's QP
+ *           in ERR ("key_recv_status", "key_recv_state"); "local_dma_lkey"
+ *           is the PDs' key
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,7 +64,8 @@ static DEFINE_MUTEX(softib_blast_lock);
 struct softib_blast_result {
 	u64 packets, bytes, ns, sent, elapsed_ns, full_at, after_reset;
 	int full_err, reset_flushed;
-	u32 size;
+	int key_send_status, key_send_state, key_recv_status, key_recv_state;
+	u32 size, local_dma_lkey;
 };
 
 static struct softib_blast_result softib_blast_last;
@@ -76,6 +85,7 @@ struct softib_blast {
 	u32 rx;			/* receive buffers, never reposted; 0: window, reposted */
 	bool fill;		/* post until the send queue is full */
 	bool reset;		/* the RESET probe after the blast */
+	bool keys;		/* the key probe instead of a blast */
 	u64 count;
 	void *sbuf;		/* one send buffer, copied at post time */
 	void **rbufs;		/* window receive buffers of GRH + size */
@@ -151,12 +161,12 @@ static int softib_blast_end_create(struct softib_blast_end *e, u32 window)
 	return err;
 }
 
-static int softib_blast_post_recv(struct softib_blast *b, u32 i)
+static int softib_blast_post_recv(struct softib_blast *b, u32 i, u32 lkey)
 {
 	struct ib_sge sge = {
 		.addr = b->rmaps[i],
 		.length = SOFTIB_GRH_BYTES + b->size,
-		.lkey = b->dst.pd->local_dma_lkey,
+		.lkey = lkey,
 	};
 	struct ib_recv_wr wr = {
 		.wr_id = i,
@@ -167,12 +177,12 @@ static int softib_blast_post_recv(struct softib_blast *b, u32 i)
 	return ib_post_recv(b->dst.qp, &wr, NULL);
 }
 
-static int softib_blast_post_send(struct softib_blast *b, u64 seq, u64 smap)
+static int softib_blast_post_send(struct softib_blast *b, u64 seq, u64 smap, u32 lkey)
 {
 	struct ib_sge sge = {
 		.addr = smap,
 		.length = b->size,
-		.lkey = b->src.pd->local_dma_lkey,
+		.lkey = lkey,
 	};
 	struct ib_ud_wr wr = {
 		.wr = {
@@ -258,7 +268,7 @@ static int softib_blast_run(struct softib_blast *b, struct softib_blast_result *
 		while (!draining && sent < b->count &&
 		       (b->fill || sent - scomp < b->window) &&
 		       (b->rx || b->fill || sent - rcvd < b->window)) {
-			err = softib_blast_post_send(b, sent, smap);
+			err = softib_blast_post_send(b, sent, smap, b->src.pd->local_dma_lkey);
 			if (err && b->fill && !res->full_err) {
 				/* the send queue is full: stop here and drain */
 				res->full_err = err;
@@ -289,7 +299,8 @@ static int softib_blast_run(struct softib_blast *b, struct softib_blast_result *
 				rcvd++;
 				if (b->rx)
 					continue;	/* never reposted */
-				err = softib_blast_post_recv(b, wcs[k].wr_id);
+				err = softib_blast_post_recv(b, wcs[k].wr_id,
+							     b->dst.pd->local_dma_lkey);
 				if (err)
 					goto out;
 			}
@@ -331,23 +342,34 @@ out:
 	return err;
 }
 
+/* One completion of @cq, waiting for it a moment: 0, -ETIMEDOUT or an errno. */
+static int softib_blast_poll_one(struct ib_cq *cq, struct ib_wc *wc)
+{
+	ktime_t end = ktime_add_ms(ktime_get(), SOFTIB_BLAST_DRAIN_MS);
+	int n;
+
+	while (!(n = ib_poll_cq(cq, 1, wc))) {
+		if (ktime_after(ktime_get(), end))
+			return -ETIMEDOUT;
+		cond_resched();
+	}
+	return n < 0 ? n : 0;
+}
+
 /* reset=1: ERR, one flush polled, RESET, what a poll still finds. */
 static int softib_blast_reset_probe(struct softib_blast *b, struct softib_blast_result *res)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_wc wc;
-	ktime_t end;
 	int n, err;
 
 	err = ib_modify_qp(b->dst.qp, &attr, IB_QP_STATE);
 	if (err)
 		return err;
-	end = ktime_add_ms(ktime_get(), SOFTIB_BLAST_DRAIN_MS);
-	while (!(n = ib_poll_cq(b->dst.rcq, 1, &wc)) && ktime_before(ktime_get(), end))
-		cond_resched();
-	if (n < 0)
-		return n;
-	res->reset_flushed = n == 1 && wc.status == IB_WC_WR_FLUSH_ERR;
+	err = softib_blast_poll_one(b->dst.rcq, &wc);
+	if (err && err != -ETIMEDOUT)
+		return err;
+	res->reset_flushed = !err && wc.status == IB_WC_WR_FLUSH_ERR;
 	attr.qp_state = IB_QPS_RESET;
 	err = ib_modify_qp(b->dst.qp, &attr, IB_QP_STATE);
 	if (err)
@@ -355,6 +377,49 @@ static int softib_blast_reset_probe(struct softib_blast *b, struct softib_blast_
 	while ((n = ib_poll_cq(b->dst.rcq, 1, &wc)) > 0)
 		res->after_reset++;
 	return n < 0 ? n : 0;
+}
+
+/* keys=1: a send, then a receive, with lkey 0 (see the top of the file). */
+static int softib_blast_key_probe(struct softib_blast *b, struct softib_blast_result *res)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	struct ib_wc wc;
+	u64 smap;
+	int err;
+
+	res->local_dma_lkey = b->src.pd->local_dma_lkey;
+	smap = ib_dma_map_single(b->src.ibdev, b->sbuf, b->size, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(b->src.ibdev, smap))
+		return -ENOMEM;
+	err = softib_blast_post_send(b, 0, smap, 0);
+	if (!err)
+		err = softib_blast_poll_one(b->src.scq, &wc);
+	if (!err) {
+		res->key_send_status = wc.status;
+		err = ib_query_qp(b->src.qp, &attr, IB_QP_STATE, &init);
+	}
+	if (err)
+		goto out;
+	res->key_send_state = attr.qp_state;
+
+	attr.qp_state = IB_QPS_RTS;
+	err = ib_modify_qp(b->src.qp, &attr, IB_QP_STATE);
+	if (!err)
+		err = softib_blast_post_recv(b, 0, 0);
+	if (!err)
+		err = softib_blast_post_send(b, 1, smap, b->src.pd->local_dma_lkey);
+	if (!err)
+		err = softib_blast_poll_one(b->dst.rcq, &wc);
+	if (!err) {
+		res->key_recv_status = wc.status;
+		err = ib_query_qp(b->dst.qp, &attr, IB_QP_STATE, &init);
+	}
+	if (!err)
+		res->key_recv_state = attr.qp_state;
+out:
+	ib_dma_unmap_single(b->src.ibdev, smap, b->size, DMA_TO_DEVICE);
+	return err;
 }
 
 /*
@@ -408,8 +473,8 @@ static int softib_blast_setup(struct softib_blast *b, const char *src, const cha
 	err = softib_blast_alloc_bufs(b);
 	if (err)
 		return err;
-	for (i = 0; i < (b->rx ? min(b->rx, b->window) : b->window); i++) {
-		err = softib_blast_post_recv(b, i);
+	for (i = 0; !b->keys && i < (b->rx ? min(b->rx, b->window) : b->window); i++) {
+		err = softib_blast_post_recv(b, i, b->dst.pd->local_dma_lkey);
 		if (err)
 			return err;
 	}
@@ -475,6 +540,8 @@ static int softib_blast_parse(char *s, struct softib_blast *b, char *src, char *
 			b->fill = v;
 		else if (!strcmp(tok, "reset") && v <= 1)
 			b->reset = v;
+		else if (!strcmp(tok, "keys") && v <= 1)
+			b->keys = v;
 		else
 			return -EINVAL;
 	}
@@ -485,7 +552,10 @@ static ssize_t softib_blast_write(struct file *file, const char __user *ubuf, si
 				  loff_t *ppos)
 {
 	char src[IB_DEVICE_NAME_MAX] = "", dst[IB_DEVICE_NAME_MAX] = "";
-	struct softib_blast_result res = {};
+	struct softib_blast_result res = {
+		.key_send_status = -1, .key_send_state = -1,
+		.key_recv_status = -1, .key_recv_state = -1,
+	};
 	struct softib_blast *b;
 	char buf[160];
 	int err;
@@ -512,7 +582,9 @@ static ssize_t softib_blast_write(struct file *file, const char __user *ubuf, si
 		goto out_free;
 	}
 	err = softib_blast_setup(b, src, dst);
-	if (!err)
+	if (!err && b->keys)
+		err = softib_blast_key_probe(b, &res);
+	else if (!err)
 		err = softib_blast_run(b, &res);
 	if (!err && b->reset)
 		err = softib_blast_reset_probe(b, &res);
@@ -543,6 +615,10 @@ static int softib_blast_show(struct seq_file *m, void *v)
 	seq_printf(m, "elapsed_ns %llu\nfull_at %llu\nfull_err %d\n", r.elapsed_ns, r.full_at,
 		   r.full_err);
 	seq_printf(m, "reset_flushed %d\nafter_reset %llu\n", r.reset_flushed, r.after_reset);
+	seq_printf(m, "key_send_status %d\nkey_send_state %d\n", r.key_send_status,
+		   r.key_send_state);
+	seq_printf(m, "key_recv_status %d\nkey_recv_state %d\nlocal_dma_lkey %u\n",
+		   r.key_recv_status, r.key_recv_state, r.local_dma_lkey);
 	return 0;
 }
 

@@ -78,6 +78,7 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_DROP_PATH_MTU] = "drop_path_mtu",
 	[SOFTIB_CNT_SRQ_LIMIT] = "srq_limit",
 	[SOFTIB_CNT_LAST_WQE] = "last_wqe",
+	[SOFTIB_CNT_BAD_LKEY] = "bad_lkey",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */

@@ -143,6 +143,7 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 	if (port2)
 		softib_port_init(sdev, port2, 2, NULL, lid + 1);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	sdev->next_qpn = 0x48;
 
 	sdev->enhanced = enhanced;	/* fixed while registered */
@@ -150,7 +151,7 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 	sdev->ibdev.node_guid = cpu_to_be64(sdev->guid);
 	sdev->ibdev.phys_port_cnt = nports;
 	sdev->ibdev.num_comp_vectors = 1;
-	sdev->ibdev.local_dma_lkey = 0;
+	sdev->ibdev.local_dma_lkey = SOFTIB_LOCAL_DMA_LKEY;
 	sdev->ibdev.dev.parent = softib_root;
 	strscpy(sdev->ibdev.node_desc, "softib", sizeof(sdev->ibdev.node_desc));
 	ib_set_device_ops(&sdev->ibdev, &softib_dev_ops);
@@ -227,6 +228,7 @@ void softib_dev_dealloc(struct softib_dev *sdev)
 		mutex_destroy(&port->cfg_lock);
 	}
 	xa_destroy(&sdev->qps);
+	xa_destroy(&sdev->mrs);
 	kfree(sdev->ports[1]);	/* port 2 */
 }
 

@@ -238,11 +238,18 @@ void softib_qp_send_done(struct softib_dev *sdev, struct softib_qp *qp, u32 qpn,
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
-/* After the move to ERR: flush the send queue; caller holds qp->lock. */
+/*
+ * After the move to ERR: flush the send queue (a WR refused at execution
+ * keeps its own error); caller holds qp->lock.
+ */
 static void softib_qp_flush_sq(struct softib_qp *qp)
 {
-	while (qp->sq_count)
-		softib_sq_pop(qp, IB_WC_WR_FLUSH_ERR);
+	enum ib_wc_status st;
+
+	while (qp->sq_count) {
+		st = softib_sq_entry(qp, 0)->status;
+		softib_sq_pop(qp, st != IB_WC_SUCCESS ? st : IB_WC_WR_FLUSH_ERR);
+	}
 }
 
 /* After the move to ERR: complete every posted receive with a flush error. */
@@ -610,6 +617,8 @@ static int softib_build_pkts(struct softib_dev *sdev, struct softib_qp *qp,
 	struct softib_pkt *pkt;
 	enum ib_wc_status st;
 
+	if (!softib_sges_ok(sdev, qp->ibqp.pd, wr->sg_list, wr->num_sge))
+		return IB_WC_LOC_PROT_ERR;
 	if (wr->opcode == IB_WR_LSO) {
 		st = softib_lso_segment(sdev, wr, len, mtu, pkts, softib_pkt_for, &t);
 		if (st == IB_WC_GENERAL_ERR)
@@ -715,7 +724,8 @@ static int softib_post_one_send(struct softib_dev *sdev, struct softib_qp *qp,
 	}
 	if (status != IB_WC_SUCCESS) {
 		/*
-		 * Refused by the HCA: completes in error, nothing is sent, and
+		 * Refused by the HCA (too long, a bad LSO header, an SGE with
+		 * no key of the PD): completes in error, nothing is sent, and
 		 * a UD QP's send queue stops in SQE (IBA 10.3.1) until the ULP
 		 * moves it back to RTS; receives go on.
 		 */
@@ -1034,6 +1044,17 @@ void softib_qp_rx(struct softib_dev *sdev, struct softib_qp *qp, const struct so
 	wc.opcode = IB_WC_RECV;
 	wc.qp = &qp->ibqp;
 	wc.port_num = sdev->port_num;
+	if (!softib_sges_ok(sdev, qp->ibqp.pd, wqe.sge, wqe.num_sge)) {
+		/* a buffer the HCA may not write: error CQE, the QP in ERR */
+		wc.status = IB_WC_LOC_PROT_ERR;
+		softib_count(sdev, SOFTIB_CNT_RX_ERR_CQE);
+		softib_cq_push(to_scq(qp->ibqp.recv_cq), &wc, false);
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->rx_busy--;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		softib_qp_to_err(qp);
+		return;
+	}
 	if (pkt->has_grh)
 		softib_scatter(&wqe, 0, &pkt->grh, sizeof(pkt->grh));
 	softib_scatter(&wqe, SOFTIB_GRH_BYTES, pkt->data, pkt->len);

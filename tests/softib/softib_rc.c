@@ -252,6 +252,7 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 	struct softib_rc_msg *m;
 	unsigned long flags;
 	u32 len = 0, mtu, i;
+	bool bad_key;
 	int err = 0;
 
 	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
@@ -271,7 +272,9 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 	m = kmalloc(struct_size(m, data, len), GFP_ATOMIC | __GFP_NOWARN);
 	if (!m)
 		return -ENOMEM;
-	softib_sge_copy(wr, 0, m->data, len);
+	bad_key = !softib_sges_ok(sdev, qp->ibqp.pd, wr->sg_list, wr->num_sge);
+	if (!bad_key)
+		softib_sge_copy(wr, 0, m->data, len);
 	m->len = len;
 	m->imm = wr->opcode == IB_WR_SEND_WITH_IMM;
 	m->imm_data = wr->ex.imm_data;
@@ -296,6 +299,15 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 		softib_count(sdev, SOFTIB_CNT_POST_SEND_FULL);
 		err = -ENOMEM;
 		goto out_free;
+	}
+	if (bad_key) {
+		/* an SGE the HCA may not read: the WR fails, the QP in ERR */
+		softib_sq_add(qp, wr, len, IB_WC_LOC_PROT_ERR, true);
+		softib_qp_err_locked(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		softib_qp_err_finish(qp);
+		kfree(m);
+		return 0;
 	}
 	mtu = softib_rc_mtu(sdev, rc);
 	m->npkts = max_t(u32, DIV_ROUND_UP(len, mtu), 1);
@@ -572,6 +584,15 @@ static bool softib_rc_data(struct softib_dev *sdev, struct softib_qp *qp,
 		}
 		rc->in_msg = true;
 		rc->off = 0;
+	}
+	if (first && !softib_sges_ok(sdev, qp->srq ? qp->srq->ibsrq.pd : qp->ibqp.pd,
+				     rc->wqe.sge, rc->wqe.num_sge)) {
+		/* a buffer the HCA may not write: a remote operational error */
+		softib_count(sdev, SOFTIB_CNT_RX_ERR_CQE);
+		softib_rc_send_ack(sdev, qp, SOFTIB_AETH_NAK_OP, pkt->psn);
+		softib_rc_complete_rx(qp, pkt, IB_WC_LOC_PROT_ERR);
+		softib_qp_err_locked(qp);
+		return true;
 	}
 	for (i = 0; i < rc->wqe.num_sge; i++)
 		total += rc->wqe.sge[i].length;

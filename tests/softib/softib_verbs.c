@@ -175,17 +175,65 @@ static int softib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/* Memory is addressed by kernel virtual address (CONFIG_INFINIBAND_VIRT_DMA). */
+/*
+ * Memory is addressed by kernel virtual address (CONFIG_INFINIBAND_VIRT_DMA).
+ * Keys, as an HCA's: a PD's local DMA key is the device's reserved one
+ * (SOFTIB_LOCAL_DMA_LKEY), never 0; an MR's is its index in the device's
+ * table (from 1) and a byte that changes with each MR, so that a key kept
+ * past its MR's deregistration names no MR that reuses the index.
+ */
 static struct ib_mr *softib_get_dma_mr(struct ib_pd *ibpd, int access)
 {
+	struct softib_dev *sdev = to_sdev(ibpd->device);
 	struct softib_mr *mr;
+	u32 index;
+	int err;
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->ibmr.lkey = ibpd->device->local_dma_lkey;
+	/* the index first (reserved, NULL), then the MR with its keys */
+	err = xa_alloc_irq(&sdev->mrs, &index, NULL, XA_LIMIT(1, 0xffffff), GFP_KERNEL);
+	if (err)
+		goto err_free;
+	mr->ibmr.lkey = index << 8 | (atomic_inc_return(&sdev->mr_key) & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	err = xa_err(xa_store_irq(&sdev->mrs, index, mr, GFP_KERNEL));
+	if (err) {
+		xa_erase_irq(&sdev->mrs, index);
+		goto err_free;
+	}
 	return &mr->ibmr;
+
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/*
+ * What an HCA checks of each SGE when it executes a WR: the reserved key,
+ * or the key of a live MR of the WR's PD. Counted on @sport when not.
+ */
+bool softib_sges_ok(struct softib_dev *sport, struct ib_pd *pd, const struct ib_sge *sge,
+		    u32 n)
+{
+	struct softib_dev *sdev = to_sdev(pd->device);
+	const struct softib_mr *mr;
+	unsigned long flags;
+	bool ok = true;
+	u32 i;
+
+	for (i = 0; i < n && ok; i++) {
+		if (sge[i].lkey == SOFTIB_LOCAL_DMA_LKEY)
+			continue;
+		xa_lock_irqsave(&sdev->mrs, flags);
+		mr = xa_load(&sdev->mrs, sge[i].lkey >> 8);
+		ok = mr && mr->ibmr.lkey == sge[i].lkey && mr->ibmr.pd == pd;
+		xa_unlock_irqrestore(&sdev->mrs, flags);
+	}
+	if (!ok)
+		softib_count(sport, SOFTIB_CNT_BAD_LKEY);
+	return ok;
 }
 
 /* Required for kverbs registration; there is no user space support. */
@@ -199,6 +247,7 @@ static struct ib_mr *softib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 lengt
 
 static int softib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
+	xa_erase_irq(&to_sdev(ibmr->device)->mrs, ibmr->lkey >> 8);
 	kfree(container_of(ibmr, struct softib_mr, ibmr));
 	return 0;
 }
