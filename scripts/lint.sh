@@ -3,8 +3,8 @@
 #
 # make lint: over every .c/.h file of the repository (the driver at the top
 # level and tests/softib/):
-#  1. a clean W=1 build with sparse (C=1 CF=-Wsparse-error) in trees of its
-#     own, build/<kver>/lint/<module>/ (their objects deleted first, so
+#  1. a clean W=1 build with sparse (C=1 CF=-Wsparse-error) in the modules'
+#     usual trees build/<kver>/<module>/ (their objects deleted first, so
 #     every file is compiled and checked again), for the default kernel
 #     (6.1, or KVER=), for 6.12 (KVER612=, see tests/vm/kernel.sh) and for
 #     sid's newest 7.x, in scripts/sid.sh's root (made first if missing:
@@ -19,15 +19,16 @@ cd "$REPO"
 findings=0
 
 # --- 1. W=1 + sparse, per kernel ---
-# lint_kernel KVER KDIR: every module compiled again from scratch with
-# sparse in the lint's own trees (build/<kver>/lint/<module>/, through
-# tests/vm/build.sh), not in those the VMs boot: make check runs the lint in
-# the background while its VM suite runs, which must not wait for the
-# lint's builds of its modules (tests/check.sh).
+# lint_kernel KVER KDIR: every module compiled again from scratch in its
+# usual tree (build/<kver>/<module>/, tests/vm/build.sh) with sparse, so
+# that the build which follows (make check's build stage, the tiers, make
+# install) finds it done instead of compiling it a second time.
 lint_kernel() {
 	local kver=$1 kdir=$2 out rc
-	find "$BUILD/$kver/lint" -name '*.o' -delete 2>/dev/null
-	out=$("${KERNEL_ENV[@]}" KBUILD_TREE=lint KERNEL=stock KVER="$kver" KDIR="$kdir" ALLOW_MISSING=1 \
+	rm -rf "$BUILD/$kver/lint"	# the copies older versions made
+	find "$BUILD/$kver/ipoib" "$BUILD/$kver/softib" "$BUILD/$kver/rdmacm" \
+		-name '*.o' -delete 2>/dev/null
+	out=$("${KERNEL_ENV[@]}" KERNEL=stock KVER="$kver" KDIR="$kdir" ALLOW_MISSING=1 \
 		"$REPO/tests/vm/build.sh" C=1 CF=-Wsparse-error 2>&1)
 	rc=$?
 	# (a kernel that finds no usable sparse says so once, with no

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: deps + build, then at once the VM suite on the stock kernel,
-# the 6.12 tier, the 7.x tier and the debug tier (sharing the VM slots) and,
-# in the background, lint + runner self-test + the DKMS package; reported
-# as suite, host stages, 6.12, 7.x, debug. Every stage runs even if an
-# earlier one failed (except deps), so one run shows everything; each stage
-# counts as one test in the final line "N passed, N failed[, N skipped]".
+# make check: deps + lint + build + runner self-test + the DKMS package +
+# the VM suite on the stock kernel + the 6.12 tier + the 7.x tier + the
+# debug tier, reported in this order (the suite and the tiers run at once,
+# sharing the VM slots). Every stage runs even if an earlier one failed
+# (except deps), so one run shows everything; each stage counts as one test
+# in the final line "N passed, N failed[, N skipped]".
 # Exit status non-zero on any failure.
 #
 # The debug tier: the cases whose header says "# tier: debug" (the fault
@@ -125,59 +125,52 @@ if [ -n "$KERNEL_SKIP" ]; then
 	exit 0
 fi
 
-# The build first, alone: the VM suite boots its modules.
+# The lint first: it compiles every module, for 6.1, 6.12 and 7.x, in the
+# trees the build stage, the tiers and make install use (with sparse), so
+# that they find them built (about 90 s less than compiling twice), and
+# makes the sid root the dkms stage and the 7.x tier need.
+[ "${SKIP_LINT:-0}" = 1 ] || stage lint "$REPO/scripts/lint.sh"
 stage build "$HERE/vm/build.sh"
-
-# --- then everything else at once ---
-# The VM suite starts right after the build, and the other host stages run
-# beside it in the background; their results are counted after the suite's
-# (count_stages). The suite used to wait 7 minutes for these stages, while
-# much of their time is downloads, dpkg and waits (the sid root, the
-# self-test's time-outs); their compilers now share the cores with the
-# guests. (At nice 19 they starved: beside two busy guests the lint's
-# sid root was not made in 20 minutes, and the tiers' builds waited.)
-#  - The lint (W=1 and sparse on 6.1, 6.12 and 7.x, in trees of its own,
-#    and checkpatch; 4 minutes alone, making the sid root too, which the
-#    dkms stage and the 7.x tier wait for).
-#  - The DKMS package installed, upgraded and removed by dpkg, and make
-#    install / uninstall, in throw-away roots on the host (tests/dkms.sh);
-#    tests/cases/dkms.sh loads what each left in a VM, its VM hook waiting
-#    for the stage (DKMS_STAGE_RC). Not on the debug kernel, whose kernel
-#    tree is not installed.
-#  - The self-test, which proves the runner: its VMs queue for the suite's
-#    VM slots like the cases (they are short and go last). On the (slow)
-#    debug kernel only its parser half runs.
-# The stock suite and the kernel tiers (6.12, 7.x, debug) run at once too,
-# each a run of tests/run.sh on its own kernel, and all share the JOBS VM
-# slots (tests/vm/pool.sh: the longest waiting job of any run goes next).
-# One after the other, each tier ended with a core idle behind its last
-# long boot: 2-3 minutes of a full run (2026-12-07). The stock suite prints
-# as it goes; each tier's output waits in a file and is printed after it,
-# its tests numbered after those before it, so that the log reads as if
-# they ran in turn.
-COUNTS=$LOGDIR/counts
-: "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
-export JOBS POOL=$LOGDIR/pool
-. "$HERE/vm/pool.sh"
-pool_init "$POOL" "$JOBS"
+# The DKMS package installed, upgraded and removed by dpkg, and make
+# install / uninstall, in a throw-away root on the host (tests/dkms.sh);
+# tests/cases/dkms.sh loads what each left in a VM. Not on the debug
+# kernel, whose kernel tree is not installed. It runs beside the self-test
+# (which waits more than it computes) and the start of the VM suite, not
+# beside the lint: both compile, and together they took 60 s longer than
+# one after the other (2026-12-03). The suite does not wait for it: the
+# dkms cases' boots do ("# after: DKMS_STAGE_RC", without a VM slot), and
+# it is counted after the suite (count_stages).
 late=()
-if [ "${SKIP_LINT:-0}" != 1 ]; then
-	stage_bg lint "$REPO/scripts/lint.sh"
-	late+=(lint)
-fi
 if [ "$KERNEL" != debug ] && [ "${SKIP_DKMS:-0}" != 1 ]; then
 	stage_bg dkms "$HERE/dkms.sh"
 	late+=(dkms)
 	export DKMS_STAGE_RC=$LOGDIR/dkms.rc
 fi
-# (the self-test's deliberate failures are not this run's: no FAILS_OUT)
+# The self-test proves the runner, which does not depend on the kernel: on
+# the (slow) debug kernel only its parser half runs. (Its deliberate
+# failures are not this run's: no FAILS_OUT.)
 if [ "$KERNEL" = debug ]; then
-	stage_bg selftest env -u FAILS_OUT SELFTEST_VM=0 "$HERE/selftest/run.sh"
-	late+=(selftest)
+	stage selftest env -u FAILS_OUT SELFTEST_VM=0 "$HERE/selftest/run.sh"
 elif [ "${SKIP_SELFTEST:-0}" != 1 ]; then
-	stage_bg selftest env -u FAILS_OUT "$HERE/selftest/run.sh"
-	late+=(selftest)
+	stage selftest env -u FAILS_OUT "$HERE/selftest/run.sh"
 fi
+
+# --- the stock suite and the kernel tiers, sharing the VM slots ---
+# The tiers run beside the stock suite, each a run of tests/run.sh on its
+# own kernel, and all share the JOBS VM slots (tests/vm/pool.sh: the
+# longest waiting job of any run goes next). One after the other, each
+# tier ended with a core idle behind its last long boot: 2-3 minutes of a
+# full run (2026-12-07). The stock suite prints as it goes; each tier's
+# output waits in a file and is printed after it, its tests numbered after
+# those before it, so that the log reads as if they ran in turn. (The host
+# stages beside the VMs as well, to save their 7 minutes, was tried the
+# same day and undone: the compilers beside the guests made the guests two
+# times slower and ipoib-cm-scale failed.)
+COUNTS=$LOGDIR/counts
+: "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
+export JOBS POOL=$LOGDIR/pool
+. "$HERE/vm/pool.sh"
+pool_init "$POOL" "$JOBS"
 
 # tier_cases TIER: the cases whose header names TIER in "# tier:", among
 # those CASES selects, into sel[].

@@ -55,7 +55,7 @@ kbuild() {
 	echo "build: $name for $KVER"
 	# shellcheck disable=SC2086
 	$KMAKE -s -j"$(nproc)" -C "$KDIR" M="$dir" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= "${EXTRA[@]}" modules 2>&1 |
-		sed -e "s,$dir/,$srcp,g" -e "s,^\\(\\.\\./\\)*build/$KVER/\\(lint/\\)*[a-z]*/,$srcp,"
+		sed -e "s,$dir/,$srcp,g" -e "s,^\\(\\.\\./\\)*build/$KVER/[a-z]*/,$srcp,"
 }
 
 EXTRA=("$@")

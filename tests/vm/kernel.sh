@@ -119,8 +119,7 @@ debug)
 	return 1 2>/dev/null || exit 1
 	;;
 esac
-# (KBUILD_TREE=lint: make lint's own trees, build/<kver>/lint/<module>/)
-KBUILD_DIR=$BUILD/$KVER${KBUILD_TREE:+/$KBUILD_TREE}
+KBUILD_DIR=$BUILD/$KVER
 # The second supported kernel, for make lint and the 6.12 tier of make check:
 # the newest installed 6.12 headers (KVER612=/KDIR612= override); empty when
 # there are none.
