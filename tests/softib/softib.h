@@ -204,7 +204,7 @@ struct softib_dev {
 
 	struct xarray qps;		/* QPN -> struct softib_qp; RCU readers */
 	u32 next_qpn;			/* xa_alloc_cyclic() cursor */
-	struct xarray mrs;		/* MR key >> 8 -> struct softib_mr; xa_lock */
+	struct xarray mrs;		/* MR key >> 8 -> struct softib_mr; RCU readers */
 	atomic_t mr_key;		/* the low byte of MR keys, one per MR */
 
 	spinlock_t mcast_lock;		/* writers of mcast */
@@ -286,6 +286,7 @@ struct softib_pd {
 
 struct softib_mr {
 	struct ib_mr ibmr;
+	struct rcu_head rcu;		/* softib_sges_ok() looks MRs up under RCU */
 };
 
 struct softib_ah {

@@ -484,11 +484,21 @@ static int softib_blast_setup(struct softib_blast *b, const char *src, const cha
 /* Undo whatever softib_blast_setup() got to, in reverse order. */
 static void softib_blast_teardown(struct softib_blast *b)
 {
-	/* destroying the QPs first stops the fabric delivering into the buffers */
-	softib_blast_end_destroy(&b->src);
-	softib_blast_end_destroy(&b->dst);
+	/*
+	 * The QPs first (the fabric stops delivering into the buffers), then
+	 * the AH before its PD: destroying it after ib_dealloc_pd() was a use
+	 * after free (KASAN on the debug kernel, 2026-12-07).
+	 */
+	if (!IS_ERR_OR_NULL(b->src.qp))
+		ib_destroy_qp(b->src.qp);
+	b->src.qp = NULL;
+	if (!IS_ERR_OR_NULL(b->dst.qp))
+		ib_destroy_qp(b->dst.qp);
+	b->dst.qp = NULL;
 	if (!IS_ERR_OR_NULL(b->ah))
 		rdma_destroy_ah(b->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	softib_blast_end_destroy(&b->src);
+	softib_blast_end_destroy(&b->dst);
 	softib_blast_free_bufs(b);
 	if (b->dst.ibdev)
 		ib_device_put(b->dst.ibdev);

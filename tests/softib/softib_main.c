@@ -143,7 +143,7 @@ struct softib_dev *softib_dev_create(const char *name, struct net_device *ndev, 
 	if (port2)
 		softib_port_init(sdev, port2, 2, NULL, lid + 1);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
-	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1);
 	sdev->next_qpn = 0x48;
 
 	sdev->enhanced = enhanced;	/* fixed while registered */

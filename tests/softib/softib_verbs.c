@@ -193,14 +193,14 @@ static struct ib_mr *softib_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	/* the index first (reserved, NULL), then the MR with its keys */
-	err = xa_alloc_irq(&sdev->mrs, &index, NULL, XA_LIMIT(1, 0xffffff), GFP_KERNEL);
+	err = xa_alloc(&sdev->mrs, &index, NULL, XA_LIMIT(1, 0xffffff), GFP_KERNEL);
 	if (err)
 		goto err_free;
 	mr->ibmr.lkey = index << 8 | (atomic_inc_return(&sdev->mr_key) & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
-	err = xa_err(xa_store_irq(&sdev->mrs, index, mr, GFP_KERNEL));
+	err = xa_err(xa_store(&sdev->mrs, index, mr, GFP_KERNEL));
 	if (err) {
-		xa_erase_irq(&sdev->mrs, index);
+		xa_erase(&sdev->mrs, index);
 		goto err_free;
 	}
 	return &mr->ibmr;
@@ -213,23 +213,26 @@ err_free:
 /*
  * What an HCA checks of each SGE when it executes a WR: the reserved key,
  * or the key of a live MR of the WR's PD. Counted on @sport when not.
+ * Called under qp->lock and in softirq: the lookup takes no lock (RCU; an
+ * MR is freed after a grace period). With the xarray's lock, lockdep saw
+ * qp->lock (softirq-safe) before the class that the QP table's lock, taken
+ * with softirqs on, shares with it.
  */
 bool softib_sges_ok(struct softib_dev *sport, struct ib_pd *pd, const struct ib_sge *sge,
 		    u32 n)
 {
 	struct softib_dev *sdev = to_sdev(pd->device);
 	const struct softib_mr *mr;
-	unsigned long flags;
 	bool ok = true;
 	u32 i;
 
 	for (i = 0; i < n && ok; i++) {
 		if (sge[i].lkey == SOFTIB_LOCAL_DMA_LKEY)
 			continue;
-		xa_lock_irqsave(&sdev->mrs, flags);
+		rcu_read_lock();
 		mr = xa_load(&sdev->mrs, sge[i].lkey >> 8);
 		ok = mr && mr->ibmr.lkey == sge[i].lkey && mr->ibmr.pd == pd;
-		xa_unlock_irqrestore(&sdev->mrs, flags);
+		rcu_read_unlock();
 	}
 	if (!ok)
 		softib_count(sport, SOFTIB_CNT_BAD_LKEY);
@@ -247,8 +250,10 @@ static struct ib_mr *softib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 lengt
 
 static int softib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	xa_erase_irq(&to_sdev(ibmr->device)->mrs, ibmr->lkey >> 8);
-	kfree(container_of(ibmr, struct softib_mr, ibmr));
+	struct softib_mr *mr = container_of(ibmr, struct softib_mr, ibmr);
+
+	xa_erase(&to_sdev(ibmr->device)->mrs, ibmr->lkey >> 8);
+	kfree_rcu(mr, rcu);
 	return 0;
 }
 
