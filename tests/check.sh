@@ -219,14 +219,23 @@ tier_run() {
 	"$@" COUNTS_IN="$COUNTS.in" COUNTS_OUT="$COUNTS" NO_SUMMARY=1 "$HERE/run.sh"
 }
 
+# tier_wanted TIER SWITCH NAME: the tier's cases into sel[]; false, saying
+# why, when the variable SWITCH is 0 or CASES selects none of them
+tier_wanted() {
+	tier_cases "$1"
+	if [ "${!2:-1}" = 0 ]; then
+		echo "check: $3 tier not run ($2=0)"
+		return 1
+	elif [ ${#sel[@]} = 0 ]; then
+		echo "check: no $3-tier case among CASES='${CASES:-}': $3 tier not run"
+		return 1
+	fi
+}
+
 # --- the 6.12 tier ---
 tier_612() {
-	tier_cases 612
-	if [ "${TIER612:-1}" = 0 ]; then
-		echo "check: 6.12 tier not run (TIER612=0)"
-	elif [ ${#sel[@]} = 0 ]; then
-		echo "check: no 6.12-tier case among CASES='${CASES:-}': 6.12 tier not run"
-	elif [ "$KVER" = "$KVER612" ]; then
+	tier_wanted 612 TIER612 6.12 || return 0
+	if [ "$KVER" = "$KVER612" ]; then
 		echo "check: the suite ran on $KVER: 6.12 tier not repeated"
 	elif [ -z "$KVER612" ] || [ ! -e "/boot/vmlinuz-$KVER612" ]; then
 		count_skip "all [@6.12]" "6.12 tier" \
@@ -254,14 +263,7 @@ tier_612() {
 # "[ours@7.2/stock@6.1]".
 tier_7() {
 	local t7 kver7 tag7 t7_env
-	tier_cases 7
-	if [ "${TIER7:-1}" = 0 ]; then
-		echo "check: 7.x tier not run (TIER7=0)"
-		return
-	elif [ ${#sel[@]} = 0 ]; then
-		echo "check: no 7.x-tier case among CASES='${CASES:-}': 7.x tier not run"
-		return
-	fi
+	tier_wanted 7 TIER7 7.x || return 0
 	case $KVER in
 	7.*) echo "check: the suite ran on $KVER: 7.x tier not repeated"; return ;;
 	esac
@@ -286,14 +288,7 @@ tier_7() {
 # --- the debug tier ---
 tier_debug() {
 	local skip_why debug_env
-	tier_cases debug
-	if [ "${DEBUG_TIER:-1}" = 0 ]; then
-		echo "check: debug tier not run (DEBUG_TIER=0)"
-		return
-	elif [ ${#sel[@]} = 0 ]; then
-		echo "check: no debug-tier case among CASES='${CASES:-}': debug tier not run"
-		return
-	fi
+	tier_wanted debug DEBUG_TIER debug || return 0
 	# A fresh environment for the debug kernel: kernel.sh exported the stock one.
 	debug_env=("${KERNEL_ENV[@]}" KERNEL=debug)
 	skip_why=$("${debug_env[@]}" bash -c '. "$0/vm/kernel.sh" >/dev/null && echo "$KERNEL_SKIP"' "$HERE")

@@ -631,6 +631,7 @@ done | sort -s -k1,1nr | awk '{ print $2 }')
 ready() {
 	[ -z "${job_a[$1]}" ] || [ -e "${job_a[$1]}" ]
 }
+pool_scale=$([ "$KERNEL" = debug ] && echo "${DEBUG_TIMEOUT_SCALE:-3}" || echo 1)
 # shellcheck disable=SC2206
 pending=($order)
 while [ ${#pending[@]} -gt 0 ]; do
@@ -665,10 +666,10 @@ while [ ${#pending[@]} -gt 0 ]; do
 	pending=("${pending[@]}")
 	if [ -n "${POOL:-}" ]; then
 		# the slots are shared with other runs (tests/vm/pool.sh); on the
-		# debug kernel a job lasts about three times its stock length
+		# debug kernel a job lasts longer, as run_one scales its timeout
 		(
 			pool_acquire "$BASHPID" "${job_w[idx]}" "${job_v[idx]}" \
-				$((job_t[idx] * ($([ "$KERNEL" = debug ] && echo 3 || echo 1))))
+				$((job_t[idx] * pool_scale))
 			run_one "${job_f[$idx]}" "${job_d[$idx]}" "${job_m[$idx]}"
 			pool_release "${job_w[idx]}" "${job_v[idx]}"
 		) >"$LOGDIR/.job.$idx" 2>&1 &
