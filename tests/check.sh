@@ -167,10 +167,9 @@ fi
 # same day and undone: the compilers beside the guests made the guests two
 # times slower and ipoib-cm-scale failed.)
 COUNTS=$LOGDIR/counts
-export POOL=$LOGDIR/pool
+: "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
+export JOBS POOL=$LOGDIR/pool
 . "$HERE/vm/pool.sh"
-: "${JOBS:=$(ci_jobs)}"
-export JOBS
 pool_init "$POOL" "$JOBS"
 
 # tier_cases TIER: the cases whose header names TIER in "# tier:", among

@@ -35,8 +35,9 @@
 # exists, e.g. the rc file of a stage make check runs in the background;
 # it takes no VM slot meanwhile), "# vcpus: N" (a
 # one-VM case about concurrency: its guest gets N vCPUs even when JOBS > 1
-# gives the others one; it boots alone, not in a shared boot, and takes N of
-# the JOBS vCPUs; never two such cases at once).
+# gives the others one; it boots alone, not in a shared boot, and counts for
+# one job: two VMs at a time then share the two cores with three vCPUs;
+# never two such cases at once).
 # Output: one line per test "ok N case [driver] - name", the guest's dmesg tail
 # for a failed boot, and last exactly one line "N passed, N failed[, N skipped]".
 # Exit status: 0 only if nothing failed and at least one test passed.
@@ -527,27 +528,22 @@ replay() {	# replay JOBFILE: count and print a finished job's lines
 	done <"$1"
 }
 
-# Jobs: one per case x driver, or per shared boot. JOBS is how many guest
-# vCPUs run at once: a job takes one per VM, N for a "# vcpus: N" case (at
-# most JOBS). Default 1; with CI=true (the CI machine is ours alone) the
-# host's cores plus one, 3 on two cores: a guest of a case waits for its
-# peers, the SA or a timer much of its time, and with one vCPU a core two
-# boots at once left a third of the CPU idle (68% busy over 16 boots,
-# 2026-12-08); three vCPUs on two cores is what a 2-vCPU case beside a
-# 1-vCPU boot always had. Results are printed in job order whatever the
-# finishing order.
+# Jobs: one per case x driver, or per shared boot. JOBS (default 1, 2 when
+# CI=true: the CI machine is ours alone) boots run at once, a two-VM case
+# counting for two; results are printed in job order whatever the finishing
+# order.
 #
 # Shared boots: the one-VM cases whose header says "# boot: shared" (and
 # that have no vm-hook, vcpus or mem) are booted together, those of one driver and SM mode
 # in one VM, one after the other, up to SHARE_TMO seconds of their summed
 # timeouts a boot (default 2400, 1500 on the debug kernel, where cases take
-# 5-10 times longer and fewer, shorter boots balance the VM slots
+# 5-10 times longer and fewer, shorter boots balance the two VM slots
 # better; SHARE_TMO=0 boots every case alone). The
 # guest's /init resets the VM between them (tests/vm/guest/init): each case
 # starts with no test process, no netns and no IB module loaded, and has its
 # own kernel check. A boot costs 6 s (stock) to 60 s (debug kernel) before
 # /init starts.
-: "${JOBS:=$(ci_jobs)}"
+: "${JOBS:=$([ "${CI:-}" = true ] && echo 2 || echo 1)}"
 : "${SHARE_TMO:=$([ "$KERNEL" = debug ] && echo 1500 || echo 2400)}"
 [ "$JOBS" -gt 1 ] && export VM_SMP_ALL=${VM_SMP:-1}
 [ "$JOBS" -gt 1 ] || export VM_SMP_ALL=${VM_SMP:-}
@@ -562,7 +558,7 @@ share_flush() {	# share_flush KEY: the shared boot gathered for KEY becomes a jo
 }
 for f in "${selected[@]}"; do
 	vms=$(hdr "$f" vms)
-	w=$((${vms:-1} * $(hdr "$f" vcpus | grep -x '[1-9]' || echo 1)))
+	w=${vms:-1}
 	[ "$w" -gt "$JOBS" ] && w=$JOBS
 	t=$(hdr "$f" timeout)
 	t=${t:-300}

@@ -3,7 +3,7 @@
 #
 # tests/check.sh runs the stock suite and its kernel tiers (6.12, 7.x,
 # debug) as concurrent runs of tests/run.sh, one per kernel, that share the
-# machine's JOBS vCPU slots through the directory POOL. Each run offers its
+# machine's JOBS VM slots through the directory POOL. Each run offers its
 # next jobs (its own scheduler, at most its JOBS at a time) and a job waits
 # here for a slot before it boots. Among the waiting jobs of all runs the
 # one that goes next is chosen as one run's scheduler chooses: a
@@ -15,18 +15,6 @@
 # $POOL/slots the number of slots, $POOL/wait/ one file per waiting job
 # named PRIO.V.W.ID (PRIO inverted, so that the shell's sorted glob lists
 # the longest first); $POOL/lock serialises them (flock).
-
-# ci_jobs: the default JOBS (guest vCPUs at once, tests/run.sh): 1, or with
-# CI=true the host's cores plus one (at most 8: memory)
-ci_jobs() {
-	local n
-	if [ "${CI:-}" = true ]; then
-		n=$(($(nproc) + 1))
-		echo $((n > 8 ? 8 : n))
-	else
-		echo 1
-	fi
-}
 
 # pool_init DIR SLOTS: a new pool
 pool_init() {
