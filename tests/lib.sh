@@ -687,9 +687,10 @@ vm_net_setup() {
 # What a kernel report starts with: WARN (also lockdep's and RCU's reports),
 # BUG (also KASAN, sleeping in atomic, bad page), Oops, UBSAN,
 # lockdep/hung-task/RCU-stall INFO, list/refcount corruption, a device that
-# cannot be unregistered (a leaked reference), a hung task, an RCU stall.
+# cannot be unregistered (a leaked reference), a hung task, an RCU stall,
+# softib's report of a send buffer touched before its completion.
 # tests/run.sh reads this line too: it scans the whole console with it.
-KERNEL_BAD_RE='WARNING:|BUG:|Oops|Call Trace|general protection fault|UBSAN:|INFO: |Kernel panic|list_(add|del) corruption|refcount_t: |DEBUG_LOCKS_WARN_ON|ODEBUG: |unregister_netdevice: waiting|blocked for more than [0-9]+ seconds|self-detected stall|detected stalls on CPU'
+KERNEL_BAD_RE='WARNING:|BUG:|Oops|Call Trace|general protection fault|UBSAN:|INFO: |Kernel panic|list_(add|del) corruption|refcount_t: |DEBUG_LOCKS_WARN_ON|ODEBUG: |unregister_netdevice: waiting|blocked for more than [0-9]+ seconds|self-detected stall|detected stalls on CPU|send data changed between'
 
 # kernel_check: report "kernel clean": no WARN/BUG/Oops/... in dmesg, no
 # kmemleak report, no taint other than 4096|8192 (unsigned out-of-tree module).

@@ -15,8 +15,9 @@
 # counted while the sender goes on (rx=), a send completes only after its
 # packet has left (a stalled device completes none) and post_send on a full
 # send queue fails with ENOMEM (fill=), a QP moved to RESET leaves no
-# completion on its CQ (reset=), and an SGE with no key fails its WR with a
-# local protection error (keys=).
+# completion on its CQ (reset=), an SGE with no key fails its WR with a
+# local protection error (keys=), a send's data is read when its packet
+# leaves (scribble=), and a UD packet longer than the path MTU is dropped.
 # No ib_ipoib is loaded: the blast needs none.
 . /tests/lib.sh
 
@@ -107,6 +108,40 @@ if check "keys=1: a send, then a receive, with lkey 0" blast sib0 sib1 64 1 keys
 		test "$(sib_counter sib0 bad_lkey)" = $((k0 + 1)) -a "$(sib_counter sib1 bad_lkey)" = $((k1 + 1))
 fi
 
+# An HCA reads a send's data when it sends the packet, not when the WR is
+# posted (scribble=1): 8 sends of 0x5a posted into a stalled device, then
+# the buffer rewritten with 0xa5 before any completed (a ULP's bug). The
+# receiver gets 0xa5 and softib counts the 8 in send_data_changed; until
+# 2026-12-08 softib copied at post time and the receiver got 0x5a, so a
+# driver that freed or reused a send buffer early stayed green.
+echo 1500 >"$(sib sib0 send_stall_ms)"
+c0=$(sib_counter sib0 send_data_changed)
+if check "scribble=1: 8 sends, their buffer rewritten before they left" \
+	blast sib0 sib1 256 8 scribble=1; then
+	check "scribble=1: the receiver got the data as it was at transmission ($(val scribble_new) new, $(val scribble_old) old)" \
+		test "$(val scribble_new)" = 8 -a "$(val scribble_old)" = 0
+	check "scribble=1: softib counted 8 send_data_changed ($c0 -> $(sib_counter sib0 send_data_changed))" \
+		test "$(sib_counter sib0 send_data_changed)" = $((c0 + 8))
+fi
+echo 0 >"$(sib sib0 send_stall_ms)"
+
+# The default fabric is consistent: the embedded SA answers PathRecords of
+# sa_mtu (2048) between two ports, and the fabric drops a UD packet longer
+# than that on the way and counts it (drop_path_mtu), as a 2048 link lies on
+# a route OpenSM gives a 2048 PathRecord. Until 2026-12-08 softib delivered
+# it (4096 links everywhere, 2048 paths), which hid UD sized by the port's
+# MTU instead of the path's. A port's packets to itself stay on its switch.
+p0=$(sib_counter sib0 drop_path_mtu)
+check "path MTU: blast 50 x 4096 bytes sib0 -> sib1" blast sib0 sib1 4096 50 ms=300
+check "path MTU: none arrived, the path is 2048 ($(val packets) of $(val sent))" \
+	test "$(val packets)" = 0 -a "$(val sent)" = 50
+check "path MTU: softib counted 50 drop_path_mtu ($p0 -> $(sib_counter sib0 drop_path_mtu))" \
+	test "$(sib_counter sib0 drop_path_mtu)" = $((p0 + 50))
+check "path MTU: blast 50 x 2048 bytes sib0 -> sib1" blast sib0 sib1 2048 50
+check "path MTU: 2048 bytes all arrived ($(val packets))" test "$(val packets)" = 50
+check "path MTU: blast 50 x 4096 bytes sib0 -> sib0" blast sib0 sib0 4096 50
+check "path MTU: to the port itself all arrived ($(val packets))" test "$(val packets)" = 50
+
 check_fail "unknown device refused" blast sib0 nosuchdev 64 10
 check_fail "size above the MTU refused" blast sib0 sib1 8192 10
 check_fail "garbage refused" blast sib0 sib1 64 10 bogus=1
@@ -118,3 +153,12 @@ check "nothing arrived at the down port" test "$(val packets)" = 0
 echo up >"$(sib sib1 state)"
 
 check "unload softib" unload_all
+
+# sa_path_mtu=4096: the common fabric of 4K links with a 2K IPoIB broadcast
+# group; 4096-byte packets between two ports arrive.
+check "load softib ndevs=2 sa_path_mtu=4096" load_softib ndevs=2 sa_path_mtu=4096 || exit 0
+check_wait "sib1 active" 20 sh -c "grep -q ACTIVE $(sib sib1 state)" || exit 0
+check "4K links: blast 50 x 4096 bytes sib0 -> sib1" blast sib0 sib1 4096 50
+check "4K links: all arrived ($(val packets)), no drop_path_mtu" \
+	test "$(val packets)" = 50 -a "$(sib_counter sib0 drop_path_mtu)" = 0
+check "unload softib again" unload_all

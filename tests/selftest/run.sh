@@ -78,6 +78,8 @@ console_case "a case's own output naming a report" pass "case: WARNING: not a ke
 console_case "a WARNING" fail "[    3.123456] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x0/0x0"
 console_case "a leaked netdev reference" fail \
 	"[  130.000001] unregister_netdevice: waiting for ib0 to become free. Usage count = 2"
+console_case "softib: a send buffer touched before its completion" fail \
+	"[   42.000003] softib: sib0: QP 72: send data changed between ib_post_send and transmission (a buffer touched before its completion)"
 console_case "a hung task" fail \
 	"[  250.000002] INFO: task kworker/0:1:42 blocked for more than 120 seconds."
 console_case "a hung task without INFO" fail \

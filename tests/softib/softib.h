@@ -40,6 +40,7 @@
 #include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -129,6 +130,8 @@ enum softib_counter {
 	SOFTIB_CNT_LAST_WQE,		/* IB_EVENT_QP_LAST_WQE_REACHED raised */
 	SOFTIB_CNT_DROP_PATH_MTU,	/* longer than a thin link on the way (path_mtu) */
 	SOFTIB_CNT_BAD_LKEY,		/* WRs whose SGE named no key of their PD */
+	SOFTIB_CNT_SEND_DATA_CHANGED,	/* packets whose data changed after the post */
+	SOFTIB_CNT_TX_FLUSHED,		/* packets not sent: their WR was flushed first */
 	SOFTIB_NR_COUNTERS
 };
 
@@ -146,6 +149,26 @@ enum softib_port_state {
 };
 
 /* One IB packet in flight (UD, GSI, SMI or RC). */
+/*
+ * A send WR's gather list, kept by its packets until they have read their
+ * data (softib_sendbuf.c).
+ */
+struct softib_sges {
+	refcount_t ref;
+	u32 num;
+	struct {
+		u64 addr;
+		u32 len;
+	} sg[];
+};
+
+/* What the HCA fills in over a deferred packet's data (softib_pkt_load) */
+enum {
+	SOFTIB_FIX_NONE,
+	SOFTIB_FIX_CSUM,	/* IB_SEND_IP_CSUM */
+	SOFTIB_FIX_LSO,		/* an LSO segment's IPv4 and TCP checksums */
+};
+
 struct softib_pkt {
 	struct list_head list;
 	u16 slid, dlid;
@@ -168,6 +191,13 @@ struct softib_pkt {
 	u32 len;		/* payload bytes */
 	struct softib_qp *sqp;	/* sending QP whose WR completes when it leaves */
 	u32 sseq;		/* that WR's sequence number on sqp */
+	/* UD, RC: data[] from dst_off on is read from src when it leaves */
+	struct softib_sges *src;	/* NULL: data[] is complete */
+	struct softib_qp *wqp;		/* the QP whose WR sseq it is */
+	u32 src_off;			/* first byte of the gather list */
+	u32 src_hash;			/* of those bytes at post time */
+	u16 dst_off;
+	u8 src_fix;			/* SOFTIB_FIX_* */
 	u8 data[];
 };
 
@@ -536,6 +566,7 @@ void softib_qp_err_finish(struct softib_qp *qp);
 void softib_sq_pop(struct softib_qp *qp, enum ib_wc_status status);
 /* Record and complete the send WRs up to seq; caller holds qp->lock. */
 void softib_sq_done_locked(struct softib_qp *qp, u32 seq);
+bool softib_sq_holds(struct softib_qp *qp, u32 seq);
 u32 softib_sq_add(struct softib_qp *qp, const struct ib_send_wr *wr, u32 len,
 		  enum ib_wc_status status, bool no_pkt);
 void softib_build_grh(struct softib_dev *sdev, const struct rdma_ah_attr *attr, u32 len,
@@ -583,14 +614,24 @@ void softib_dev_fatal(struct softib_dev *sdev);
 
 /* softib_offload.c: IB_SEND_IP_CSUM, IB_WR_LSO, IB_WC_IP_CSUM_OK */
 void softib_offload_caps(struct softib_dev *sdev, u16 lid);
-void softib_sge_copy(const struct ib_send_wr *wr, u32 off, u8 *dst, u32 n);
 bool softib_csum_fill(struct softib_pkt *pkt);
 int softib_csum_verify(const struct softib_pkt *pkt);
 enum ib_wc_status softib_lso_segment(struct softib_dev *sdev, const struct ib_send_wr *wr,
 				     u32 len, u32 mtu, struct list_head *segs,
 				     struct softib_pkt *(*mk)(const struct ib_send_wr *wr, u32 len,
 							      void *arg),
-				     void *arg);
+				     void *arg, struct softib_qp *qp, struct softib_sges *src);
+void softib_lso_fill(struct softib_pkt *pkt);
+
+/* softib_sendbuf.c: a send's data read when its packet leaves */
+struct softib_sges *softib_sges_get(const struct ib_send_wr *wr, gfp_t gfp);
+void softib_sges_put(struct softib_sges *s);
+u32 softib_sges_hash(const struct softib_sges *s, u32 off, u32 n);
+void softib_pkt_defer_hashed(struct softib_pkt *pkt, struct softib_qp *qp,
+			     struct softib_sges *s, u32 off, u32 dst_off, u8 fix, u32 hash);
+void softib_pkt_defer(struct softib_pkt *pkt, struct softib_qp *qp, struct softib_sges *s,
+		      u32 off, u32 dst_off, u8 fix);
+bool softib_pkt_load(struct softib_dev *sdev, struct softib_pkt *pkt);
 
 /* softib_fabric.c: packets, routing, faults, counters */
 struct softib_pkt *softib_pkt_alloc(u32 len, gfp_t gfp);

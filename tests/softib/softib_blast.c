@@ -35,10 +35,18 @@
  *           lkey 0: a local protection error there too, the receiver's QP
  *           in ERR ("key_recv_status", "key_recv_state"); "local_dma_lkey"
  *           is the PDs' key
+ *   scribble=1  no blast: COUNT sends (at most the window) of bytes 0x5a are
+ *           posted to a device whose sends are stalled (send_stall_ms, set
+ *           by the caller), then the buffer is rewritten with 0xa5 before
+ *           any completes, as a buggy ULP would; an HCA reads the data when
+ *           it sends, so the receiver gets 0xa5 ("scribble_new", and
+ *           "scribble_old" those that still had 0x5a) and softib counts each
+ *           in send_data_changed (read at post time until 2026-12-08: 0x5a)
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -66,6 +74,7 @@ struct softib_blast_result {
 	int full_err, reset_flushed;
 	int key_send_status, key_send_state, key_recv_status, key_recv_state;
 	u32 size, local_dma_lkey;
+	u32 scribble_new, scribble_old;
 };
 
 static struct softib_blast_result softib_blast_last;
@@ -86,6 +95,7 @@ struct softib_blast {
 	bool fill;		/* post until the send queue is full */
 	bool reset;		/* the RESET probe after the blast */
 	bool keys;		/* the key probe instead of a blast */
+	bool scribble;		/* the send-data probe instead of a blast */
 	u64 count;
 	void *sbuf;		/* one send buffer, copied at post time */
 	void **rbufs;		/* window receive buffers of GRH + size */
@@ -422,6 +432,66 @@ out:
 	return err;
 }
 
+/* A receive's payload (after the GRH) is all @c. */
+static bool softib_blast_all(const u8 *p, u32 n, u8 c)
+{
+	while (n--)
+		if (*p++ != c)
+			return false;
+	return true;
+}
+
+/* scribble=1: a buffer rewritten after its sends were posted (the top of the file). */
+static int softib_blast_scribble_probe(struct softib_blast *b, struct softib_blast_result *res)
+{
+	ktime_t end = ktime_add_ms(ktime_get(), SOFTIB_BLAST_MAX_MS);
+	u32 n = min_t(u64, b->count, b->window), got = 0;
+	struct ib_wc wc;
+	u64 smap, i;
+	int err = 0, k;
+	u8 *data;
+
+	memset(b->sbuf, 0x5a, b->size);
+	smap = ib_dma_map_single(b->src.ibdev, b->sbuf, b->size, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(b->src.ibdev, smap))
+		return -ENOMEM;
+	for (i = 0; i < n && !err; i++)
+		err = softib_blast_post_send(b, i, smap, b->src.pd->local_dma_lkey);
+	if (err)
+		goto out;
+	/* the ULP's bug: the buffer changes before the sends completed */
+	ib_dma_sync_single_for_cpu(b->src.ibdev, smap, b->size, DMA_TO_DEVICE);
+	memset(b->sbuf, 0xa5, b->size);
+	ib_dma_sync_single_for_device(b->src.ibdev, smap, b->size, DMA_TO_DEVICE);
+	while (got < n && ktime_before(ktime_get(), end)) {
+		k = ib_poll_cq(b->dst.rcq, 1, &wc);
+		if (k < 0) {
+			err = k;
+			break;
+		}
+		if (!k) {
+			usleep_range(1000, 2000);
+			continue;
+		}
+		got++;
+		if (wc.status != IB_WC_SUCCESS || wc.wr_id >= b->window)
+			continue;
+		ib_dma_sync_single_for_cpu(b->dst.ibdev, b->rmaps[wc.wr_id],
+					   SOFTIB_GRH_BYTES + b->size, DMA_FROM_DEVICE);
+		data = (u8 *)b->rbufs[wc.wr_id] + SOFTIB_GRH_BYTES;
+		if (softib_blast_all(data, b->size, 0xa5))
+			res->scribble_new++;
+		else if (softib_blast_all(data, b->size, 0x5a))
+			res->scribble_old++;
+	}
+	/* the send completions, before the buffer is unmapped */
+	for (i = 0; i < n && !err; i++)
+		err = softib_blast_poll_one(b->src.scq, &wc);
+out:
+	ib_dma_unmap_single(b->src.ibdev, smap, b->size, DMA_TO_DEVICE);
+	return err;
+}
+
 /*
  * One of our own HCAs by its ib_device name (a port-1 entry), with a
  * reference: ib_device_put() gives it back. The core's lookup by name is
@@ -552,6 +622,8 @@ static int softib_blast_parse(char *s, struct softib_blast *b, char *src, char *
 			b->reset = v;
 		else if (!strcmp(tok, "keys") && v <= 1)
 			b->keys = v;
+		else if (!strcmp(tok, "scribble") && v <= 1)
+			b->scribble = v;
 		else
 			return -EINVAL;
 	}
@@ -594,6 +666,8 @@ static ssize_t softib_blast_write(struct file *file, const char __user *ubuf, si
 	err = softib_blast_setup(b, src, dst);
 	if (!err && b->keys)
 		err = softib_blast_key_probe(b, &res);
+	else if (!err && b->scribble)
+		err = softib_blast_scribble_probe(b, &res);
 	else if (!err)
 		err = softib_blast_run(b, &res);
 	if (!err && b->reset)
@@ -629,6 +703,7 @@ static int softib_blast_show(struct seq_file *m, void *v)
 		   r.key_send_state);
 	seq_printf(m, "key_recv_status %d\nkey_recv_state %d\nlocal_dma_lkey %u\n",
 		   r.key_recv_status, r.key_recv_state, r.local_dma_lkey);
+	seq_printf(m, "scribble_new %u\nscribble_old %u\n", r.scribble_new, r.scribble_old);
 	return 0;
 }
 

@@ -79,6 +79,8 @@ const char * const softib_counter_names[SOFTIB_NR_COUNTERS] = {
 	[SOFTIB_CNT_SRQ_LIMIT] = "srq_limit",
 	[SOFTIB_CNT_LAST_WQE] = "last_wqe",
 	[SOFTIB_CNT_BAD_LKEY] = "bad_lkey",
+	[SOFTIB_CNT_SEND_DATA_CHANGED] = "send_data_changed",
+	[SOFTIB_CNT_TX_FLUSHED] = "tx_flushed",
 };
 
 /* Fault settings (debugfs); percentages 0..100, read with READ_ONCE. */
@@ -129,6 +131,9 @@ struct softib_pkt *softib_pkt_alloc(u32 len, gfp_t gfp)
 
 void softib_pkt_free(struct softib_pkt *pkt)
 {
+	if (!pkt)
+		return;
+	softib_sges_put(pkt->src);
 	kfree(pkt);
 }
 
@@ -137,8 +142,11 @@ struct softib_pkt *softib_pkt_clone(const struct softib_pkt *pkt, gfp_t gfp)
 	struct softib_pkt *copy;
 
 	copy = kmemdup(pkt, struct_size(pkt, data, pkt->len), gfp);
-	if (copy)
-		INIT_LIST_HEAD(&copy->list);
+	if (!copy)
+		return NULL;
+	INIT_LIST_HEAD(&copy->list);
+	if (copy->src)
+		refcount_inc(&copy->src->ref);
 	return copy;
 }
 
@@ -346,19 +354,26 @@ void softib_fabric_deliver(struct softib_dev *dst, const struct softib_pkt *pkt,
 }
 
 /*
- * The smallest thin link (path_mtu) between two ports, in bytes; 0: none.
- * A port's own link is not one: it stays on its switch.
+ * The MTU of the route between two ports in bytes, 0 for no limit beyond
+ * the ports' own (a port to itself stays on its switch; @b NULL is a port
+ * on another host): with the embedded SM the links between the switches
+ * (softib_sa_core_mtu(), what its PathRecords say), and a thin link
+ * (path_mtu) behind either port if smaller. Under an external SM the links
+ * are the ports' own, as that SM's PathRecords say.
  */
 u32 softib_path_mtu(struct softib_dev *a, struct softib_dev *b)
 {
+	u32 m = softib_sma_enabled() ? 0 : softib_sa_core_mtu();
 	u32 ma = a ? READ_ONCE(a->path_mtu) : 0;
 	u32 mb = b ? READ_ONCE(b->path_mtu) : 0;
 
 	if (a == b)
 		return 0;
-	if (!ma || (mb && mb < ma))
-		return mb;
-	return ma;
+	if (ma && (!m || ma < m))
+		m = ma;
+	if (mb && (!m || mb < m))
+		m = mb;
+	return m;
 }
 
 /* Route one packet sent by sdev and free it. Caller holds rcu_read_lock. */
@@ -367,6 +382,7 @@ static void softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool c
 	bool mcast = softib_lid_is_mcast(pkt->dlid);
 	struct softib_dev *dst;
 	bool found = false;
+	u32 thin;
 
 	/* external_sm: the SM-managed in-kernel fabric (softib_switch.c) */
 	if (sdev->sma.fab_port && !sdev->ndev) {
@@ -389,6 +405,12 @@ static void softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool c
 			if (!mcast)
 				goto out_free;
 		}
+		/* the route to the other host is no wider than to a local port */
+		thin = softib_path_mtu(sdev, NULL);
+		if (thin && pkt->len > thin) {
+			softib_count(sdev, SOFTIB_CNT_DROP_PATH_MTU);
+			goto out_free;
+		}
 		/* a corrupted frame fails the peer's ICRC check */
 		if (corrupt)
 			softib_eth_xmit_corrupt(sdev, pkt);
@@ -398,8 +420,6 @@ static void softib_route(struct softib_dev *sdev, struct softib_pkt *pkt, bool c
 	}
 
 	list_for_each_entry_rcu(dst, &softib_devs, list) {
-		u32 thin;
-
 		if (dst->ndev)
 			continue;
 		if (!mcast && softib_dev_lid(dst) != pkt->dlid)
@@ -430,6 +450,12 @@ out_free:
 static void softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
 {
 	bool corrupt;
+
+	/* a UD send's data is read now, as an HCA reads it by DMA */
+	if (pkt->src && !softib_pkt_load(sdev, pkt)) {
+		softib_pkt_free(pkt);
+		return;
+	}
 
 	/* sl_drop: SLs that the SL-to-VL tables send to VL15 (SMPs go there anyway) */
 	if (pkt->dqpn && (READ_ONCE(softib_sl_drop) & BIT(pkt->sl & 0xf))) {

@@ -122,6 +122,12 @@ static void softib_ipv4_fill(struct iphdr *iph)
 		*check = CSUM_MANGLED_0;
 }
 
+/* An LSO segment about to leave: its IPv4 header and TCP checksums. */
+void softib_lso_fill(struct softib_pkt *pkt)
+{
+	softib_ipv4_fill((struct iphdr *)(pkt->data + SOFTIB_ENCAP_LEN));
+}
+
 /* IB_SEND_IP_CSUM on a packet about to leave; true if it was IPv4. */
 bool softib_csum_fill(struct softib_pkt *pkt)
 {
@@ -152,27 +158,6 @@ int softib_csum_verify(const struct softib_pkt *pkt)
 	if (ip_fast_csum(iph, iph->ihl) || softib_l4_sum(iph, l4_len))
 		return -1;
 	return 1;
-}
-
-/* Copy n bytes of the WR's SGE payload, from byte off, to dst. */
-void softib_sge_copy(const struct ib_send_wr *wr, u32 off, u8 *dst, u32 n)
-{
-	int i;
-
-	for (i = 0; i < wr->num_sge && n; i++) {
-		u32 sl = wr->sg_list[i].length, k;
-
-		if (off >= sl) {
-			off -= sl;
-			continue;
-		}
-		k = min(n, sl - off);
-		/* CONFIG_INFINIBAND_VIRT_DMA: SGE addresses are kernel virtual */
-		memcpy(dst, (void *)(uintptr_t)(wr->sg_list[i].addr + off), k);
-		dst += k;
-		n -= k;
-		off = 0;
-	}
 }
 
 /*
@@ -208,7 +193,7 @@ enum ib_wc_status softib_lso_segment(struct softib_dev *sdev, const struct ib_se
 				     u32 len, u32 mtu, struct list_head *segs,
 				     struct softib_pkt *(*mk)(const struct ib_send_wr *wr, u32 len,
 							      void *arg),
-				     void *arg)
+				     void *arg, struct softib_qp *qp, struct softib_sges *src)
 {
 	const struct ib_ud_wr *ud = ud_wr(wr);
 	u32 hlen = ud->hlen, mss = ud->mss, thoff, off = 0, i = 0;
@@ -236,7 +221,6 @@ enum ib_wc_status softib_lso_segment(struct softib_dev *sdev, const struct ib_se
 		if (!pkt)
 			goto err_free;
 		memcpy(pkt->data, hdr, hlen);
-		softib_sge_copy(wr, off, pkt->data + hlen, n);
 		iph = (struct iphdr *)(pkt->data + SOFTIB_ENCAP_LEN);
 		th = (struct tcphdr *)(pkt->data + thoff);
 		iph->tot_len = htons(hlen - SOFTIB_ENCAP_LEN + n);
@@ -248,7 +232,8 @@ enum ib_wc_status softib_lso_segment(struct softib_dev *sdev, const struct ib_se
 			th->fin = 0;
 			th->psh = 0;
 		}
-		softib_ipv4_fill(iph);
+		/* the payload and the checksums when the segment leaves */
+		softib_pkt_defer(pkt, qp, src, off, hlen, SOFTIB_FIX_LSO);
 		list_add_tail(&pkt->list, segs);
 		off += n;
 		i++;

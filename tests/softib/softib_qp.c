@@ -202,6 +202,13 @@ void softib_sq_pop(struct softib_qp *qp, enum ib_wc_status status)
 	qp->sq_count--;
 }
 
+/* Is the send WR @seq still on the send queue (not completed)? Under qp->lock. */
+bool softib_sq_holds(struct softib_qp *qp, u32 seq)
+{
+	return qp->sq_count && (s32)(seq - softib_sq_entry(qp, 0)->seq) >= 0 &&
+	       (s32)(seq - softib_sq_entry(qp, 0)->seq) < (s32)qp->sq_count;
+}
+
 /* Complete, in order, the send WRs whose packets have left; under qp->lock. */
 static void softib_sq_advance(struct softib_qp *qp)
 {
@@ -614,29 +621,36 @@ static int softib_build_pkts(struct softib_dev *sdev, struct softib_qp *qp,
 {
 	struct softib_pkt_tmpl t = { .sdev = sdev, .qp = qp, .pkey = pkey };
 	u32 mtu = ib_mtu_enum_to_int(READ_ONCE(sdev->mtu));
+	struct softib_sges *src;
 	struct softib_pkt *pkt;
-	enum ib_wc_status st;
+	int st;
 
 	if (!softib_sges_ok(sdev, qp->ibqp.pd, wr->sg_list, wr->num_sge))
 		return IB_WC_LOC_PROT_ERR;
-	if (wr->opcode == IB_WR_LSO) {
-		st = softib_lso_segment(sdev, wr, len, mtu, pkts, softib_pkt_for, &t);
-		if (st == IB_WC_GENERAL_ERR)
-			return -ENOMEM;
-		if (st != IB_WC_SUCCESS)
-			softib_count(sdev, SOFTIB_CNT_TX_LSO_ERR);
-		return st;
-	}
-	if (len > mtu)
+	if (wr->opcode != IB_WR_LSO && len > mtu)
 		return IB_WC_LOC_LEN_ERR;
-	pkt = softib_pkt_for(wr, len, &t);
-	if (!pkt)
+	/* the packets read the data when they leave (softib_sendbuf.c) */
+	src = softib_sges_get(wr, GFP_ATOMIC);
+	if (!src)
 		return -ENOMEM;
-	softib_sge_copy(wr, 0, pkt->data, len);
-	if ((wr->send_flags & IB_SEND_IP_CSUM) && sdev->ud_csum && softib_csum_fill(pkt))
-		softib_count(sdev, SOFTIB_CNT_TX_CSUM);
-	list_add_tail(&pkt->list, pkts);
-	return IB_WC_SUCCESS;
+	if (wr->opcode == IB_WR_LSO) {
+		st = softib_lso_segment(sdev, wr, len, mtu, pkts, softib_pkt_for, &t, qp, src);
+		if (st == IB_WC_GENERAL_ERR)
+			st = -ENOMEM;
+		else if (st != IB_WC_SUCCESS)
+			softib_count(sdev, SOFTIB_CNT_TX_LSO_ERR);
+	} else {
+		pkt = softib_pkt_for(wr, len, &t);
+		st = pkt ? IB_WC_SUCCESS : -ENOMEM;
+		if (pkt) {
+			softib_pkt_defer(pkt, qp, src, 0, 0,
+					 (wr->send_flags & IB_SEND_IP_CSUM) && sdev->ud_csum ?
+					 SOFTIB_FIX_CSUM : SOFTIB_FIX_NONE);
+			list_add_tail(&pkt->list, pkts);
+		}
+	}
+	softib_sges_put(src);	/* the packets hold their own references */
+	return st;
 }
 
 static void softib_pkts_free(struct list_head *pkts)

@@ -61,10 +61,23 @@ struct softib_rc_msg {
 	u32 psn;		/* PSN of its first packet */
 	u32 npkts;
 	u32 len;
+	u32 mtu;		/* the path MTU it was cut by */
 	bool imm;
 	__be32 imm_data;
-	u8 data[];
+	/*
+	 * The WR's gather list: each packet reads its data when it leaves, on
+	 * its first transmission and on every retransmission, as an HCA's
+	 * DMA does (softib_sendbuf.c); hash[i] is packet i's at post time.
+	 */
+	struct softib_sges *src;
+	u32 hash[];
 };
+
+static void softib_rc_msg_free(struct softib_rc_msg *m)
+{
+	softib_sges_put(m->src);
+	kfree(m);
+}
 
 struct softib_rc {
 	struct softib_qp *qp;
@@ -141,7 +154,7 @@ static void softib_rc_free_msgs(struct softib_rc *rc)
 
 	list_for_each_entry_safe(m, tmp, &rc->msgs, list) {
 		list_del(&m->list);
-		kfree(m);
+		softib_rc_msg_free(m);
 	}
 }
 
@@ -201,8 +214,7 @@ static void softib_rc_send_ack(struct softib_dev *sdev, struct softib_qp *qp, u8
 static void softib_rc_send_pkt(struct softib_dev *sdev, struct softib_qp *qp,
 			       const struct softib_rc_msg *m, u32 i)
 {
-	u32 mtu = softib_rc_mtu(sdev, qp->rc);
-	u32 off = i * mtu, len = min(mtu, m->len - off);
+	u32 off = i * m->mtu, len = min(m->mtu, m->len - off);
 	bool first = i == 0, last = i + 1 == m->npkts;
 	struct softib_pkt *pkt;
 	u8 op;
@@ -219,7 +231,9 @@ static void softib_rc_send_pkt(struct softib_dev *sdev, struct softib_qp *qp,
 	pkt = softib_rc_pkt(sdev, qp, op, m->psn + i, len);
 	if (!pkt)
 		return;		/* as a loss: recovered by NAK or timeout */
-	memcpy(pkt->data, m->data + off, len);
+	pkt->sseq = m->seq;
+	if (len)
+		softib_pkt_defer_hashed(pkt, qp, m->src, off, 0, SOFTIB_FIX_NONE, m->hash[i]);
 	pkt->ack_req = last;
 	if (last && m->imm)
 		pkt->imm = m->imm_data;
@@ -251,7 +265,7 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 	struct softib_rc *rc = qp->rc;
 	struct softib_rc_msg *m;
 	unsigned long flags;
-	u32 len = 0, mtu, i;
+	u32 len = 0, mtu, n, i;
 	bool bad_key;
 	int err = 0;
 
@@ -269,12 +283,24 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 	if (len > SOFTIB_RC_MAX_MSG)
 		return -EINVAL;
 
-	m = kmalloc(struct_size(m, data, len), GFP_ATOMIC | __GFP_NOWARN);
+	/* the path MTU is set at RTR: a QP in RTS keeps it */
+	mtu = softib_rc_mtu(sdev, rc);
+	n = max_t(u32, DIV_ROUND_UP(len, mtu), 1);
+	m = kzalloc(struct_size(m, hash, n), GFP_ATOMIC | __GFP_NOWARN);
 	if (!m)
 		return -ENOMEM;
 	bad_key = !softib_sges_ok(sdev, qp->ibqp.pd, wr->sg_list, wr->num_sge);
-	if (!bad_key)
-		softib_sge_copy(wr, 0, m->data, len);
+	if (!bad_key) {
+		m->src = softib_sges_get(wr, GFP_ATOMIC | __GFP_NOWARN);
+		if (!m->src) {
+			kfree(m);
+			return -ENOMEM;
+		}
+		for (i = 0; i < n; i++)
+			m->hash[i] = softib_sges_hash(m->src, i * mtu, min(mtu, len - i * mtu));
+	}
+	m->mtu = mtu;
+	m->npkts = n;
 	m->len = len;
 	m->imm = wr->opcode == IB_WR_SEND_WITH_IMM;
 	m->imm_data = wr->ex.imm_data;
@@ -306,11 +332,9 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 		softib_qp_err_locked(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		softib_qp_err_finish(qp);
-		kfree(m);
+		softib_rc_msg_free(m);
 		return 0;
 	}
-	mtu = softib_rc_mtu(sdev, rc);
-	m->npkts = max_t(u32, DIV_ROUND_UP(len, mtu), 1);
 	m->seq = softib_sq_add(qp, wr, len, IB_WC_SUCCESS, false);
 	m->psn = rc->next_psn;
 	rc->next_psn = (rc->next_psn + m->npkts) & SOFTIB_PSN_MASK;
@@ -326,7 +350,7 @@ int softib_rc_post_send(struct softib_dev *sdev, struct softib_qp *qp,
 
 out_free:
 	spin_unlock_irqrestore(&qp->lock, flags);
-	kfree(m);
+	softib_rc_msg_free(m);
 	return err;
 }
 
@@ -345,7 +369,7 @@ static bool softib_rc_ack_upto(struct softib_qp *qp, u32 psn)
 			break;
 		softib_sq_done_locked(qp, m->seq);
 		list_del(&m->list);
-		kfree(m);
+		softib_rc_msg_free(m);
 		progress = true;
 	}
 	if (progress) {

@@ -237,6 +237,7 @@ static struct softib_sa {
 	u16 status;			/* sa_status: answer with this status */
 	enum softib_sa_bad bad;		/* sa_bad */
 	u8 mtu;				/* enum ib_mtu from the sa_mtu parameter */
+	u8 path_mtu;			/* enum ib_mtu: sa_path_mtu, else sa_mtu */
 
 	atomic64_t counters[SOFTIB_SA_NR_COUNTERS];
 } softib_sa = {
@@ -247,12 +248,26 @@ static struct softib_sa {
 	.delay_work = __DELAYED_WORK_INITIALIZER(softib_sa.delay_work,
 						 softib_sa_delay_work, 0),
 	.mtu = IB_MTU_2048,
+	.path_mtu = IB_MTU_2048,
 };
 
 static unsigned int sa_mtu = 2048;
 module_param(sa_mtu, uint, 0444);
 MODULE_PARM_DESC(sa_mtu,
 		 "SA default MTU of new multicast groups and of paths, bytes (256-4096) or enum ib_mtu 1-5 (default 2048)");
+
+/*
+ * The MTU of the links between the ports' switches, which PathRecords
+ * between two ports carry and the fabric enforces: a UD packet longer is
+ * dropped on the way (drop_path_mtu), as a PathRecord MTU of 2048 from
+ * OpenSM means a 2048 link on the route. 0: sa_mtu, so that by default the
+ * links and the paths agree. 4096 with sa_mtu=2048 is the common fabric of
+ * 4K links and a 2K IPoIB broadcast group.
+ */
+static unsigned int sa_path_mtu;
+module_param(sa_path_mtu, uint, 0444);
+MODULE_PARM_DESC(sa_path_mtu,
+		 "MTU of the links between switches and of PathRecords between two ports, bytes (256-4096) or enum ib_mtu 1-5 (default 0: sa_mtu)");
 
 /*
  * PacketLifeTime of paths and new groups: 4.096 us * 2^N. OpenSM's default
@@ -282,6 +297,7 @@ struct softib_sa_req {
 	ib_sa_comp_mask mask;		/* ComponentMask of the request */
 	u8 mtu_cap;			/* enum ib_mtu: smallest local port MTU */
 	u8 mtu;				/* enum ib_mtu: SA default MTU */
+	u8 path_mtu;			/* enum ib_mtu: paths between two ports */
 };
 
 static void softib_sa_count(enum softib_sa_counter c)
@@ -647,7 +663,7 @@ static u16 softib_sa_path_get(struct softib_sa_req *r)
 				   be16_to_cpu(rec.pkey));
 	if (!(pkey & 0x7fff))
 		return SOFTIB_SA_ERR_NO_RECORDS;
-	mtu = softib_sa_route_mtu(&rec.sgid, &rec.dgid, r->mtu);
+	mtu = softib_sa_route_mtu(&rec.sgid, &rec.dgid, r->path_mtu);
 	if (mask & IB_SA_PATH_REC_MTU) {
 		sel = mask & IB_SA_PATH_REC_MTU_SELECTOR ? rec.mtu_selector : IB_SA_EQ;
 		if (!softib_sa_sel_ok(sel, rec.mtu, mtu))
@@ -1330,6 +1346,7 @@ bool softib_sa_handle(struct softib_dev *sm, const struct softib_pkt *req)
 	min_mtu = softib_fabric_min_mtu();
 	r.mtu_cap = min_mtu > 0 ? ib_mtu_int_to_enum(min_mtu) : IB_MTU_256;
 	r.mtu = min(READ_ONCE(softib_sa.mtu), r.mtu_cap);
+	r.path_mtu = min(READ_ONCE(softib_sa.path_mtu), r.mtu_cap);
 	memset(&r.mad->rmpp_hdr, 0, sizeof(r.mad->rmpp_hdr));
 	r.mad->sa_hdr.sm_key = 0;
 	r.mad->sa_hdr.attr_offset = 0;
@@ -1515,6 +1532,22 @@ static const char * const softib_sa_files[] = {
 
 static struct dentry *softib_sa_root;
 
+/* An MTU parameter in bytes or as enum ib_mtu; a warning if it is neither. */
+static u8 softib_sa_mtu_param(const char *name, unsigned int v)
+{
+	u8 mtu = v >= IB_MTU_256 && v <= IB_MTU_4096 ? v : ib_mtu_int_to_enum(v);
+
+	if (mtu != v && ib_mtu_enum_to_int(mtu) != v)
+		pr_warn("%s %u is not an IB MTU, using %d\n", name, v, ib_mtu_enum_to_int(mtu));
+	return mtu;
+}
+
+/* Bytes: the links between switches (sa_path_mtu), see softib_path_mtu(). */
+u32 softib_sa_core_mtu(void)
+{
+	return ib_mtu_enum_to_int(READ_ONCE(softib_sa.path_mtu));
+}
+
 int softib_sa_init(struct dentry *root)
 {
 	u8 mtu;
@@ -1529,14 +1562,11 @@ int softib_sa_init(struct dentry *root)
 		return -EINVAL;
 	}
 
-	if (sa_mtu >= IB_MTU_256 && sa_mtu <= IB_MTU_4096)
-		mtu = sa_mtu;
-	else
-		mtu = ib_mtu_int_to_enum(sa_mtu);
-	if (ib_mtu_enum_to_int(mtu) != sa_mtu && mtu != sa_mtu)
-		pr_warn("sa_mtu %u is not an IB MTU, using %d\n", sa_mtu,
-			ib_mtu_enum_to_int(mtu));
+	mtu = softib_sa_mtu_param("sa_mtu", sa_mtu);
 	WRITE_ONCE(softib_sa.mtu, mtu);
+	if (sa_path_mtu)
+		mtu = softib_sa_mtu_param("sa_path_mtu", sa_path_mtu);
+	WRITE_ONCE(softib_sa.path_mtu, mtu);
 
 	softib_sa_root = root;
 	debugfs_create_bool("sa_drop", 0644, root, &softib_sa.drop);

@@ -52,6 +52,7 @@ bool softib_sa_handle(struct softib_dev *sm, const struct softib_pkt *req);
 void softib_sa_restart(void);
 /* The sa_sl parameter: SL of paths, new groups and the ports' SMSL. */
 unsigned int softib_sa_sl(void);
+u32 softib_sa_core_mtu(void);
 /*
  * Does the SA's state route group @mlid to the port whose GID is @gid (a
  * full member or a non-member of it; a send-only member does not receive),

@@ -22,7 +22,7 @@ qemu_run() {
 		rm -f "$out.results" "$out.console" "$out.rc" "$out.pid" "$out.stopped"
 		: >"$out.results"
 		timeout -k 5 "${VM_TIMEOUT:-300}" qemu-system-x86_64 \
-			-accel tcg -M pc -cpu max -m "$VM_MEM" -smp "$smp" \
+			-accel tcg -M pc -cpu "${VM_CPU:-max}" -m "$VM_MEM" -smp "$smp" \
 			-nodefaults -display none -no-reboot -name "ipoib-test-vm$id" -pidfile "$out.pid" \
 			-kernel "$VMLINUZ" -initrd "$initrd" \
 			-append "console=ttyS0,115200 loglevel=5 log_buf_len=8M printk.devkmsg=on panic_on_warn=1 oops=panic panic=-1 no_timer_check mitigations=off random.trust_cpu=on rdinit=/init $append" \
