@@ -451,7 +451,7 @@ static void softib_tx_one(struct softib_dev *sdev, struct softib_pkt *pkt)
 {
 	bool corrupt;
 
-	/* a UD send's data is read now, as an HCA reads it by DMA */
+	/* a UD or RC send's data is read now, as an HCA reads it by DMA */
 	if (pkt->src && !softib_pkt_load(sdev, pkt)) {
 		softib_pkt_free(pkt);
 		return;

@@ -205,8 +205,8 @@ void softib_sq_pop(struct softib_qp *qp, enum ib_wc_status status)
 /* Is the send WR @seq still on the send queue (not completed)? Under qp->lock. */
 bool softib_sq_holds(struct softib_qp *qp, u32 seq)
 {
-	return qp->sq_count && (s32)(seq - softib_sq_entry(qp, 0)->seq) >= 0 &&
-	       (s32)(seq - softib_sq_entry(qp, 0)->seq) < (s32)qp->sq_count;
+	/* unsigned: a WR before the head wraps to far above sq_count */
+	return qp->sq_count && seq - softib_sq_entry(qp, 0)->seq < qp->sq_count;
 }
 
 /* Complete, in order, the send WRs whose packets have left; under qp->lock. */
